@@ -1,0 +1,39 @@
+// The `hsdp` command. Exit status: 0 success, 2 invalid input (the message names the
+// parameter and its allowed range), 1 internal error.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "hsdp/errors.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"hsdp: differential privacy of the last iterate of noisy gradient descent"};
+  app.require_subcommand(1);
+  std::vector<std::function<int()>> commands;
+  commands.push_back(hsdp::cli::add_account(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    for (auto& run : commands) {
+      const int status = run();
+      if (status >= 0) return status;
+    }
+    return 0;
+  } catch (const hsdp::InvalidArgument& e) {
+    std::cerr << "hsdp: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "hsdp: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

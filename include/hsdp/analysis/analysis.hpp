@@ -1,0 +1,91 @@
+// One analysis = one paper's theorem family. Each answers two questions about a Run:
+// "do my assumptions hold, and if not, why?" and "what is my guarantee?".
+// "Not applicable" is a result with a reason, never an error and never a number.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hsdp/run.hpp"
+
+namespace hsdp {
+
+/// What the caller asks: delta at a given epsilon, or epsilon at a given delta.
+struct Query {
+  std::optional<double> epsilon;  ///< eps >= 0: report delta(eps)
+  std::optional<double> delta;    ///< delta in (0, 1): report eps(delta)
+  static Query at_epsilon(double epsilon);  ///< validates epsilon >= 0
+  static Query at_delta(double delta);      ///< validates 0 < delta < 1
+};
+
+enum class BoundKind { upper, lower };
+
+/// A named side value of an analysis (a closed form next to the exact sum, a regret
+/// bound, the worst index, ...). Shown in the table and in JSON under "details".
+struct Detail {
+  std::string name;
+  double value;
+};
+
+struct AnalysisResult {
+  std::string name;
+  std::string citation;
+  bool applicable = false;
+  std::string reason;                   ///< why not applicable (empty when applicable)
+  BoundKind kind = BoundKind::upper;
+  std::optional<double> epsilon;        ///< set when applicable (may be +inf)
+  std::optional<double> delta;          ///< set when applicable
+  std::optional<std::int64_t> index;    ///< the record position the guarantee refers to
+  std::vector<Detail> details;
+  std::string note;                     ///< e.g. why epsilon is infinite
+};
+
+class Analysis {
+ public:
+  virtual ~Analysis() = default;
+  /// Stable name, part of the CLI contract (e.g. "contraction-per-index").
+  virtual std::string_view name() const = 0;
+  /// Paper, theorem and equation.
+  virtual std::string_view citation() const = 0;
+  virtual BoundKind kind() const { return BoundKind::upper; }
+
+  /// nullopt when the analysis applies to `run`, otherwise the reason (a sentence
+  /// naming the violated assumption, without the "not applicable: " prefix).
+  virtual std::optional<std::string> check(const Run& run) const = 0;
+
+  /// log delta(eps) for eps >= 0 on an applicable run; -inf means delta = 0. Must be
+  /// non-increasing in eps. Values above 0 (delta > 1) are allowed and capped by evaluate().
+  virtual double log_delta(const Run& run, double epsilon) const = 0;
+
+  /// Smallest eps with delta(eps) <= delta. The default inverts log_delta with the
+  /// monotone root finder and returns the conservative (upper) end of the bracket;
+  /// +inf when no eps up to 1e4 meets the target.
+  virtual double epsilon(const Run& run, double delta) const;
+
+  /// The record position the guarantee refers to (per-index analyses), if any.
+  virtual std::optional<std::int64_t> index(const Run&) const { return std::nullopt; }
+
+  /// Extra named values for this query (closed forms, utility bounds). Default none.
+  virtual std::vector<Detail> details(const Run&, const Query&) const { return {}; }
+
+  /// check + compute + conservative rounding, packaged as a result.
+  AnalysisResult evaluate(const Run& run, const Query& query) const;
+};
+
+using AnalysisPtr = std::shared_ptr<const Analysis>;
+
+/// Every analysis hsdp knows, in report order.
+const std::vector<AnalysisPtr>& all_analyses();
+/// The analysis with this name, or throws InvalidArgument listing the known names.
+AnalysisPtr find_analysis(std::string_view name);
+
+/// Rounds a reported epsilon or delta up: multiplies by (1 + 1e-9), which covers the
+/// relative evaluation error of the special functions (<= 1e-10), then rounds up to
+/// 10 significant digits. 0 and +inf are kept. Never called on NaN (asserts).
+double round_up(double value);
+
+}  // namespace hsdp

@@ -1,0 +1,30 @@
+// Hockey-stick (E_gamma) divergences of the mechanisms the contraction analyses need.
+//
+// E_gamma(P || Q) = integral of (dP - gamma dQ)^+ ; a mechanism is (eps, delta)-DP iff
+// E_{e^eps}(P || Q) <= delta for every neighbouring pair (journal Thm 2). gamma is
+// always passed as log_gamma = eps >= 0 so that e^500 never overflows.
+#pragma once
+
+namespace hsdp::div {
+
+/// theta_gamma(r) = E_gamma(N(r,1) || N(0,1))
+///               = Q(log(gamma)/r - r/2) - gamma Q(log(gamma)/r + r/2)
+/// (journal Thm 1 / Def. 3, isit Lemma 2). It is also the E_gamma contraction
+/// coefficient of the projected Gaussian kernel with input diameter r*sigma and noise
+/// sigma (journal Prop. 1). Domain: log_gamma >= 0, r >= 0 (r = +inf gives 1 when
+/// log_gamma is finite). Increasing in r, decreasing in gamma.
+double theta(double log_gamma, double r);
+
+/// log theta_gamma(r), relative accuracy ~1e-10 even where theta < 1e-300.
+/// -inf at r = 0.
+double log_theta(double log_gamma, double r);
+
+/// E_gamma(Lap(m1, b) || Lap(m2, b)) for Laplace laws with scale b (variance 2 b^2) and
+/// shift_over_scale = |m1 - m2| / b: [1 - exp((log_gamma - shift_over_scale) / 2)]^+
+/// (isit Lemma 1, eq. (9)). Exactly 0 when log_gamma >= shift_over_scale.
+double laplace_e_gamma(double log_gamma, double shift_over_scale);
+
+/// log of laplace_e_gamma (-inf when it is 0).
+double log_laplace_e_gamma(double log_gamma, double shift_over_scale);
+
+}  // namespace hsdp::div

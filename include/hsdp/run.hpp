@@ -1,0 +1,129 @@
+// The one description of a training run that every part of hsdp shares (DESIGN.md).
+//
+// A Run describes what was (or will be) done: dataset size, steps, batching, step sizes,
+// noise in parameter space, loss-class constants, the constraint set and what is
+// released. Analyses read it and decide whether their assumptions hold; they never read
+// data. Paper-specific noise conventions are translated into `noise_std` by the adapters
+// at the bottom of this header (the table in DESIGN.md).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hsdp {
+
+enum class NoiseKind { gaussian, laplace };
+/// How each step's batch is formed.
+///  full    : every record every step (b = n)
+///  poisson : each record independently with probability b/n
+///  fixed   : a uniformly random subset of size b each step, independently across steps
+///  shuffle : a random permutation cut into batches of size b (epochs reshuffled)
+///  cyclic  : records in their given order, batches of size b, wrapping around
+enum class Sampling { full, poisson, fixed, shuffle, cyclic };
+/// What is published: the last iterate, the iterate at a uniformly random stopping
+/// time in 1..steps, or every iterate (the composition setting).
+enum class Release { last, random_stop, every };
+/// Neighbouring datasets: one record replaced, or one record added/removed.
+enum class Adjacency { replace, remove };
+
+std::string_view to_string(NoiseKind);
+std::string_view to_string(Sampling);
+std::string_view to_string(Release);
+std::string_view to_string(Adjacency);
+
+/// A per-step sequence: either one constant value or one value per step (t = 1..steps).
+class Schedule {
+ public:
+  Schedule() = default;
+  /// A constant schedule.
+  explicit Schedule(double value) : values_{value} {}
+  /// One value per step; values[t-1] is step t.
+  explicit Schedule(std::vector<double> values) : values_(std::move(values)) {}
+
+  /// The value at step t (1-based). For a constant schedule, any t.
+  double at(std::int64_t t) const {
+    return values_.size() == 1 ? values_[0] : values_[static_cast<std::size_t>(t - 1)];
+  }
+  bool is_constant() const { return values_.size() == 1; }
+  bool empty() const { return values_.empty(); }
+  std::size_t size() const { return values_.size(); }
+  double min() const;
+  double max() const;
+  const std::vector<double>& values() const { return values_; }
+
+ private:
+  std::vector<double> values_;
+};
+
+/// Step-size schedule shapes the CLI can generate from a base value eta:
+/// constant eta, eta / sqrt(t) (online GD, journal Prop. 3), eta / t (federated Cor. 1).
+enum class ScheduleShape { constant, inv_sqrt, inv_t };
+Schedule make_schedule(ScheduleShape shape, double base, std::int64_t steps);
+
+/// Constants of the loss class. Optional ones are "unknown": an analysis that needs
+/// them reports "not applicable" and names the missing constant.
+struct LossClass {
+  std::optional<double> lipschitz;        ///< L: ||grad l(w, x)|| <= L
+  std::optional<double> smoothness;       ///< beta: grad l(., x) is beta-Lipschitz
+  double strong_convexity = 0.0;          ///< lambda (rho in isit) >= 0
+  bool convex = true;
+};
+
+struct Run {
+  std::int64_t n = 0;                     ///< dataset size (users in the federated setting)
+  std::int64_t steps = 0;                 ///< T: number of noisy updates
+  std::int64_t batch_size = 1;            ///< b (m users per round in the federated setting)
+  Sampling sampling = Sampling::cyclic;
+  Schedule eta{1.0};                      ///< step sizes eta_t
+  NoiseKind noise = NoiseKind::gaussian;
+  Schedule noise_std{1.0};                ///< std of the noise added to the parameters at step t
+  LossClass loss;
+  double diameter = std::numeric_limits<double>::infinity();  ///< dia(W); inf = unconstrained
+  Release release = Release::last;
+  Adjacency adjacency = Adjacency::replace;
+  std::optional<std::int64_t> index;      ///< position (1..n) of the differing record, if asked
+  std::optional<std::int64_t> dimension;  ///< d, for utility bounds that depend on it
+
+  /// Validates every field (ranges, schedule lengths, NaN/inf) and throws
+  /// InvalidArgument naming the first offending parameter.
+  void validate() const;
+
+  /// Laplace scale b_t = std / sqrt(2) (Lap(0, b) has variance 2 b^2).
+  double laplace_scale(std::int64_t t) const;
+  /// True when each record is used at most once, in a single pass (cyclic or shuffled
+  /// batches with steps * b <= n, or a single full-batch step).
+  bool single_pass() const;
+  /// Human-readable one-line summary ("n=1000 steps=1000 b=1 cyclic ...").
+  std::string summary() const;
+};
+
+/// The paper conventions for the noise parameter sigma (DESIGN.md table).
+enum class Convention { journal, isit, federated, chourasia, altschuler };
+std::string_view to_string(Convention);
+/// Parses "journal" etc.; throws InvalidArgument naming `parameter`.
+Convention parse_convention(std::string_view text, std::string_view parameter = "--convention");
+
+/// Noise std in parameter space at a step with step size eta and batch size b, for a
+/// paper's own sigma:
+///   journal, isit, altschuler: eta * sigma
+///   federated:                 eta * sigma / sqrt(b)   (b = m users per round)
+///   chourasia:                 sqrt(2 eta) * sigma
+/// For Laplace noise (isit Thm 3) sigma is the paper's Laplace scale v and the returned
+/// value is the std of eta * Lap(0, v), i.e. sqrt(2) * eta * v.
+double noise_std_from_sigma(Convention convention, double sigma, double eta,
+                            std::int64_t batch_size, NoiseKind kind = NoiseKind::gaussian);
+
+/// DP-SGD / Opacus convention: N(0, (z C)^2) added to the sum of b clipped gradients,
+/// the sum divided by b, times eta: std eta * z * C / b.
+double noise_std_from_multiplier(double noise_multiplier, double clip, double eta,
+                                 std::int64_t batch_size);
+
+/// The paper's sigma for a given parameter-space std (inverse of noise_std_from_sigma).
+double sigma_from_noise_std(Convention convention, double noise_std, double eta,
+                            std::int64_t batch_size, NoiseKind kind = NoiseKind::gaussian);
+
+}  // namespace hsdp

@@ -1,0 +1,102 @@
+#include "hsdp/analysis/analysis.hpp"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+#include "hsdp/errors.hpp"
+#include "hsdp/numerics/root.hpp"
+#include "registry.hpp"
+
+namespace hsdp {
+
+Query Query::at_epsilon(double epsilon) {
+  Query q;
+  q.epsilon = require_nonnegative("epsilon", epsilon);
+  return q;
+}
+
+Query Query::at_delta(double delta) {
+  Query q;
+  q.delta = require_open("delta", delta, 0.0, 1.0);
+  return q;
+}
+
+double Analysis::epsilon(const Run& run, double delta) const {
+  const double target = std::log(delta);
+  // delta(eps) is non-increasing; find the smallest eps with log delta(eps) <= log delta.
+  // eps beyond 1e4 is reported as +inf (no useful guarantee).
+  auto f = [&](double eps) { return log_delta(run, eps) - target; };
+  auto eps = num::smallest_meeting(f, 0.0, 1.0, 1e4);
+  return eps ? *eps : std::numeric_limits<double>::infinity();
+}
+
+double round_up(double value) {
+  assert(!std::isnan(value));
+  if (value == 0.0 || std::isinf(value)) return value;
+  const double inflated = value * (1.0 + 1e-9);
+  const double scale = std::pow(10.0, 9 - static_cast<int>(std::floor(std::log10(inflated))));
+  double rounded = std::ceil(inflated * scale) / scale;
+  // Division can land a hair below the inflated value; step up until it does not.
+  while (rounded < inflated) rounded = std::nextafter(rounded, std::numeric_limits<double>::infinity());
+  return rounded;
+}
+
+AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
+  AnalysisResult r;
+  r.name = std::string(name());
+  r.citation = std::string(citation());
+  r.kind = kind();
+  if (auto why = check(run)) {
+    r.reason = *why;
+    return r;
+  }
+  r.applicable = true;
+  r.index = index(run);
+  if (query.epsilon) {
+    const double eps = *query.epsilon;
+    const double ld = log_delta(run, eps);
+    if (std::isnan(ld))
+      throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", name(), eps));
+    // delta > 1 is vacuous; report the trivially true 1.
+    const double delta = ld >= 0.0 ? 1.0 : std::exp(ld);
+    r.epsilon = eps;
+    r.delta = kind() == BoundKind::upper ? std::min(1.0, round_up(delta)) : delta;
+  } else if (query.delta) {
+    const double eps = epsilon(run, *query.delta);
+    if (std::isnan(eps))
+      throw std::logic_error(fmt::format("{}: epsilon is NaN at delta = {}", name(), *query.delta));
+    r.delta = *query.delta;
+    r.epsilon = kind() == BoundKind::upper ? round_up(eps) : eps;
+    if (std::isinf(eps))
+      r.note = fmt::format("no finite epsilon (up to 1e4) reaches delta = {}", show(*query.delta));
+  } else {
+    throw InvalidArgument("query: give exactly one of epsilon or delta");
+  }
+  r.details = details(run, query);
+  return r;
+}
+
+const std::vector<AnalysisPtr>& all_analyses() {
+  static const std::vector<AnalysisPtr> list = {
+      detail::make_contraction_per_index(), detail::make_contraction_laplace(),
+      detail::make_contraction_random_stop(), detail::make_federated(),
+      detail::make_federated_random_stop(), detail::make_online_gd(),
+      detail::make_pabi_feldman(),           detail::make_balle_mixing(),
+  };
+  return list;
+}
+
+AnalysisPtr find_analysis(std::string_view name) {
+  std::string known;
+  for (const auto& a : all_analyses()) {
+    if (a->name() == name) return a;
+    known += known.empty() ? "" : ", ";
+    known += a->name();
+  }
+  fail("--analysis", name, fmt::format("one of: {}", known));
+}
+
+}  // namespace hsdp

@@ -1,0 +1,17 @@
+// Factories of the built-in analyses; all_analyses() lists them in report order.
+#pragma once
+
+#include "hsdp/analysis/analysis.hpp"
+
+namespace hsdp::detail {
+
+AnalysisPtr make_contraction_per_index();    // contraction.cpp
+AnalysisPtr make_contraction_laplace();      // contraction.cpp
+AnalysisPtr make_contraction_random_stop();  // contraction.cpp
+AnalysisPtr make_federated();                // federated.cpp
+AnalysisPtr make_federated_random_stop();    // federated.cpp
+AnalysisPtr make_online_gd();                // online_gd.cpp
+AnalysisPtr make_pabi_feldman();             // rdp_comparisons.cpp
+AnalysisPtr make_balle_mixing();             // rdp_comparisons.cpp
+
+}  // namespace hsdp::detail

@@ -1,0 +1,27 @@
+#include "hsdp/numerics/quadrature.hpp"
+
+#include <boost/math/quadrature/exp_sinh.hpp>
+#include <boost/math/quadrature/sinh_sinh.hpp>
+#include <boost/math/quadrature/tanh_sinh.hpp>
+
+#include <cmath>
+
+namespace hsdp::num {
+
+double integrate(const std::function<double(double)>& f, double a, double b, double rel_tol) {
+  if (a == b) return 0.0;
+  if (a > b) return -integrate(f, b, a, rel_tol);
+  const bool a_inf = std::isinf(a), b_inf = std::isinf(b);
+  if (a_inf && b_inf) {
+    boost::math::quadrature::sinh_sinh<double> q;
+    return q.integrate(f, rel_tol);
+  }
+  if (a_inf || b_inf) {
+    boost::math::quadrature::exp_sinh<double> q;
+    return q.integrate(f, a, b, rel_tol);
+  }
+  boost::math::quadrature::tanh_sinh<double> q;
+  return q.integrate(f, a, b, rel_tol);
+}
+
+}  // namespace hsdp::num

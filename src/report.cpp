@@ -1,0 +1,128 @@
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "hsdp/accountant.hpp"
+#include "hsdp/errors.hpp"
+
+namespace hsdp {
+
+namespace {
+
+nlohmann::json number(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+nlohmann::json schedule_json(const Schedule& s) {
+  if (s.is_constant()) return s.at(1);
+  return s.values();
+}
+
+// Shortest text that is >= v (values are already rounded up to 10 significant digits).
+std::string show_value(double v) {
+  if (std::isinf(v)) return "inf";
+  if (v == 0) return "0";
+  return fmt::format("{:.10g}", v);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Run& run) {
+  nlohmann::json j;
+  j["n"] = run.n;
+  j["steps"] = run.steps;
+  j["batch_size"] = run.batch_size;
+  j["sampling"] = to_string(run.sampling);
+  j["eta"] = schedule_json(run.eta);
+  j["noise"] = to_string(run.noise);
+  j["noise_std"] = schedule_json(run.noise_std);
+  if (run.loss.lipschitz) j["lipschitz"] = *run.loss.lipschitz;
+  if (run.loss.smoothness) j["smoothness"] = *run.loss.smoothness;
+  j["strong_convexity"] = run.loss.strong_convexity;
+  j["convex"] = run.loss.convex;
+  j["diameter"] = number(run.diameter);
+  j["release"] = to_string(run.release);
+  j["adjacency"] = to_string(run.adjacency);
+  if (run.index) j["index"] = *run.index;
+  if (run.dimension) j["dimension"] = *run.dimension;
+  return j;
+}
+
+nlohmann::json to_json(const Report& report) {
+  nlohmann::json j;
+  j["run"] = to_json(report.run);
+  nlohmann::json q;
+  if (report.query.epsilon) q["epsilon"] = *report.query.epsilon;
+  if (report.query.delta) q["delta"] = *report.query.delta;
+  j["query"] = q;
+  j["analyses"] = nlohmann::json::array();
+  for (const auto& r : report.analyses) {
+    nlohmann::json a;
+    a["name"] = r.name;
+    a["citation"] = r.citation;
+    a["applicable"] = r.applicable;
+    a["reason"] = r.reason;
+    a["kind"] = r.kind == BoundKind::upper ? "upper" : "lower";
+    if (r.applicable) {
+      a["epsilon"] = number(*r.epsilon);
+      a["delta"] = number(*r.delta);
+      if (r.index) a["index"] = *r.index;
+      if (!r.details.empty()) {
+        nlohmann::json d = nlohmann::json::object();
+        for (const auto& x : r.details) d[x.name] = number(x.value);
+        a["details"] = d;
+      }
+      if (!r.note.empty()) a["note"] = r.note;
+    }
+    j["analyses"].push_back(a);
+  }
+  if (report.best) {
+    const auto& b = report.analyses[*report.best];
+    j["best"] = {{"name", b.name}, {"epsilon", number(*b.epsilon)}, {"delta", number(*b.delta)}};
+  } else {
+    j["best"] = nullptr;
+  }
+  return j;
+}
+
+std::string to_table(const Report& report) {
+  std::string out = fmt::format("run: {}\n", report.run.summary());
+  const bool by_delta = report.query.delta.has_value();
+  out += by_delta ? fmt::format("query: epsilon at delta = {}\n\n", show(*report.query.delta))
+                  : fmt::format("query: delta at epsilon = {}\n\n", show(*report.query.epsilon));
+  std::size_t width = 8;
+  for (const auto& r : report.analyses) width = std::max(width, r.name.size());
+  out += fmt::format("{:<{}}  {:>16}  {}\n", "analysis", width, by_delta ? "epsilon" : "delta",
+                     "details");
+  for (std::size_t i = 0; i < report.analyses.size(); ++i) {
+    const auto& r = report.analyses[i];
+    std::string value, rest;
+    if (!r.applicable) {
+      value = "-";
+      rest = "not applicable: " + r.reason;
+    } else {
+      value = show_value(by_delta ? *r.epsilon : *r.delta);
+      if (r.kind == BoundKind::lower) rest += "[lower bound] ";
+      if (report.best && *report.best == i) rest += "[best] ";
+      if (r.index) rest += fmt::format("index {} ", *r.index);
+      for (const auto& d : r.details) rest += fmt::format("{}={} ", d.name, show_value(d.value));
+      if (!r.note.empty()) rest += r.note;
+    }
+    out += fmt::format("{:<{}}  {:>16}  {}\n", r.name, width, value, rest);
+  }
+  out += "\n";
+  for (const auto& r : report.analyses)
+    out += fmt::format("  {}: {}\n", r.name, r.citation);
+  if (report.best) {
+    const auto& b = report.analyses[*report.best];
+    out += fmt::format("\nbest: {} (epsilon = {}, delta = {})\n", b.name, show_value(*b.epsilon),
+                       show_value(*b.delta));
+  } else {
+    out += "\nbest: none (no analysis applies to this run)\n";
+  }
+  return out;
+}
+
+}  // namespace hsdp

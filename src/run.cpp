@@ -1,0 +1,167 @@
+#include "hsdp/run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hsdp/errors.hpp"
+
+namespace hsdp {
+
+std::string_view to_string(NoiseKind k) { return k == NoiseKind::gaussian ? "gaussian" : "laplace"; }
+
+std::string_view to_string(Sampling s) {
+  switch (s) {
+    case Sampling::full: return "full";
+    case Sampling::poisson: return "poisson";
+    case Sampling::fixed: return "fixed";
+    case Sampling::shuffle: return "shuffle";
+    case Sampling::cyclic: return "cyclic";
+  }
+  return "?";
+}
+
+std::string_view to_string(Release r) {
+  switch (r) {
+    case Release::last: return "last";
+    case Release::random_stop: return "random-stop";
+    case Release::every: return "every";
+  }
+  return "?";
+}
+
+std::string_view to_string(Adjacency a) { return a == Adjacency::replace ? "replace" : "remove"; }
+
+std::string_view to_string(Convention c) {
+  switch (c) {
+    case Convention::journal: return "journal";
+    case Convention::isit: return "isit";
+    case Convention::federated: return "federated";
+    case Convention::chourasia: return "chourasia";
+    case Convention::altschuler: return "altschuler";
+  }
+  return "?";
+}
+
+Convention parse_convention(std::string_view text, std::string_view parameter) {
+  for (auto c : {Convention::journal, Convention::isit, Convention::federated,
+                 Convention::chourasia, Convention::altschuler})
+    if (text == to_string(c)) return c;
+  fail(parameter, text, "one of journal, isit, federated, chourasia, altschuler");
+}
+
+double Schedule::min() const { return *std::min_element(values_.begin(), values_.end()); }
+double Schedule::max() const { return *std::max_element(values_.begin(), values_.end()); }
+
+Schedule make_schedule(ScheduleShape shape, double base, std::int64_t steps) {
+  require_positive("eta", base);
+  if (shape == ScheduleShape::constant) return Schedule(base);
+  require_range("steps", steps, 1, std::int64_t{1} << 40);
+  std::vector<double> v(static_cast<std::size_t>(steps));
+  for (std::int64_t t = 1; t <= steps; ++t) {
+    const double td = static_cast<double>(t);
+    v[static_cast<std::size_t>(t - 1)] = shape == ScheduleShape::inv_sqrt ? base / std::sqrt(td) : base / td;
+  }
+  return Schedule(std::move(v));
+}
+
+namespace {
+void validate_schedule(const Schedule& s, std::string_view parameter, std::int64_t steps) {
+  if (s.empty()) fail(parameter, "(empty)", "a constant or one value per step");
+  if (!s.is_constant() && static_cast<std::int64_t>(s.size()) != steps)
+    fail(parameter, fmt::format("a schedule of {} values", s.size()),
+         fmt::format("a constant or exactly steps = {} values", steps));
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double v = s.values()[i];
+    if (!std::isfinite(v) || !(v > 0))
+      fail(s.is_constant() ? std::string(parameter) : fmt::format("{}[{}]", parameter, i + 1), v,
+           "finite and > 0");
+  }
+}
+}  // namespace
+
+void Run::validate() const {
+  constexpr std::int64_t kMax = std::int64_t{1} << 53;
+  require_range("n", n, 1, kMax);
+  require_range("steps", steps, 1, kMax);
+  require_range("batch-size", batch_size, 1, n);
+  if (sampling == Sampling::full && batch_size != n)
+    fail("batch-size", std::to_string(batch_size),
+         fmt::format("equal to n = {} for full-batch sampling", n));
+  validate_schedule(eta, "eta", steps);
+  validate_schedule(noise_std, "noise-std", steps);
+  if (loss.lipschitz) require_positive("lipschitz", *loss.lipschitz);
+  if (loss.smoothness) require_positive("smoothness", *loss.smoothness);
+  require_nonnegative("strong-convexity", loss.strong_convexity);
+  if (loss.strong_convexity > 0 && !loss.convex)
+    fail("strong-convexity", loss.strong_convexity, "0 for a non-convex loss");
+  if (loss.strong_convexity > 0 && loss.smoothness && loss.strong_convexity > *loss.smoothness)
+    fail("strong-convexity", loss.strong_convexity,
+         fmt::format("<= smoothness beta = {} (lambda <= beta for any loss)", show(*loss.smoothness)));
+  require_positive_or_inf("diameter", diameter);
+  if (index) require_range("index", *index, 1, n);
+  if (dimension) require_range("dimension", *dimension, 1, kMax);
+}
+
+double Run::laplace_scale(std::int64_t t) const { return noise_std.at(t) / std::sqrt(2.0); }
+
+bool Run::single_pass() const {
+  if (sampling == Sampling::full) return steps == 1;
+  if (sampling == Sampling::cyclic || sampling == Sampling::shuffle)
+    return steps <= n / batch_size && steps * batch_size <= n;
+  return false;
+}
+
+std::string Run::summary() const {
+  auto sched = [](const Schedule& s) {
+    return s.is_constant() ? show(s.at(1))
+                           : fmt::format("schedule[{}..{}]", show(s.min()), show(s.max()));
+  };
+  std::string out = fmt::format("n={} steps={} batch={} sampling={} eta={} noise={} std={}", n,
+                                steps, batch_size, to_string(sampling), sched(eta),
+                                to_string(noise), sched(noise_std));
+  if (loss.lipschitz) out += fmt::format(" L={}", show(*loss.lipschitz));
+  if (loss.smoothness) out += fmt::format(" beta={}", show(*loss.smoothness));
+  if (loss.strong_convexity > 0) out += fmt::format(" lambda={}", show(loss.strong_convexity));
+  if (!loss.convex) out += " non-convex";
+  out += fmt::format(" D={} release={} adjacency={}", show(diameter), to_string(release),
+                     to_string(adjacency));
+  if (index) out += fmt::format(" index={}", *index);
+  if (dimension) out += fmt::format(" d={}", *dimension);
+  return out;
+}
+
+double noise_std_from_sigma(Convention convention, double sigma, double eta,
+                            std::int64_t batch_size, NoiseKind kind) {
+  require_positive("sigma", sigma);
+  require_positive("eta", eta);
+  require_range("batch-size", batch_size, 1, std::int64_t{1} << 53);
+  double s = 0;
+  switch (convention) {
+    case Convention::journal:
+    case Convention::isit:
+    case Convention::altschuler: s = eta * sigma; break;
+    case Convention::federated: s = eta * sigma / std::sqrt(static_cast<double>(batch_size)); break;
+    case Convention::chourasia: s = std::sqrt(2.0 * eta) * sigma; break;
+  }
+  return kind == NoiseKind::laplace ? std::sqrt(2.0) * s : s;
+}
+
+double sigma_from_noise_std(Convention convention, double noise_std, double eta,
+                            std::int64_t batch_size, NoiseKind kind) {
+  require_positive("noise-std", noise_std);
+  // noise_std_from_sigma is linear in sigma.
+  return noise_std / noise_std_from_sigma(convention, 1.0, eta, batch_size, kind);
+}
+
+double noise_std_from_multiplier(double noise_multiplier, double clip, double eta,
+                                 std::int64_t batch_size) {
+  require_positive("noise-multiplier", noise_multiplier);
+  require_positive("clip", clip);
+  require_positive("eta", eta);
+  require_range("batch-size", batch_size, 1, std::int64_t{1} << 53);
+  return eta * noise_multiplier * clip / static_cast<double>(batch_size);
+}
+
+}  // namespace hsdp
