@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "hsdp/accountant.hpp"
+#include "hsdp/errors.hpp"
 #include "run_flags.hpp"
 
 namespace hsdp::cli {
@@ -29,6 +30,11 @@ std::function<int()> add_account(CLI::App& app) {
     std::vector<AnalysisPtr> chosen;
     for (const auto& name : opt->only) chosen.push_back(find_analysis(name));
     const Report report = chosen.empty() ? account(run, query) : account(run, query, chosen);
+    // An analysis the user asked for by name that does not apply is an input error:
+    // its reason names the violated assumption (e.g. eta above 2/beta).
+    for (const auto& r : report.analyses)
+      if (!chosen.empty() && !r.applicable)
+        throw InvalidArgument(fmt::format("--analysis {}: not applicable: {}", r.name, r.reason));
     if (opt->json) {
       std::cout << to_json(report).dump(2) << "\n";
     } else {

@@ -22,9 +22,10 @@ E pick(std::string_view flag, std::string_view text, std::initializer_list<std::
 }
 
 // The built-in example run (journal Fig. 2 setting: L = beta = 1, n = 100, diameter 1,
-// eta = 0.05, journal sigma = 3), released at a random stopping time.
+// eta = 0.05, journal sigma = 3), last iterate released.
 void apply_example(RunFlags& f) {
   if (!f.n) f.n = 100;
+  if (!f.eta) f.eta = 0.05;
   if (!f.lipschitz) f.lipschitz = 1.0;
   if (!f.smoothness) f.smoothness = 1.0;
   if (std::isinf(f.diameter)) f.diameter = 1.0;
@@ -38,15 +39,15 @@ void apply_example(RunFlags& f) {
 
 void RunFlags::add_to(CLI::App& app) {
   app.add_flag("--example", example,
-               "Fill unset run flags with the built-in example (journal Fig. 2: n=100, L=1, "
-               "beta=1, diameter 1, journal sigma 3)");
+               "Fill unset run flags with the built-in example (journal Fig. 2: n=100, eta=0.05, "
+               "L=1, beta=1, diameter 1, journal sigma 3)");
   app.add_option("--n", n, "Dataset size n (users, for federated runs)");
   app.add_option("--steps", steps, "Number of noisy updates T (default: one pass, n / batch-size)");
   app.add_option("--batch-size", batch_size, "Batch size b (users per round m)")->capture_default_str();
   app.add_option("--sampling", sampling,
                  "Batch policy: full|poisson|fixed|shuffle|cyclic (default: cyclic, or full when "
                  "batch-size = n)");
-  app.add_option("--eta", eta, "Step size eta (the base value of --eta-schedule)")->capture_default_str();
+  app.add_option("--eta", eta, "Step size eta (the base value of --eta-schedule)");
   app.add_option("--eta-schedule", eta_schedule,
                  "Step sizes: constant (eta), inv-sqrt (eta/sqrt(t)), inv-t (eta/t)")
       ->capture_default_str();
@@ -88,12 +89,13 @@ Run RunFlags::to_run() const {
   }
   run.steps = f.steps ? require_range("--steps", *f.steps, 1, std::int64_t{1} << 53)
                       : std::max<std::int64_t>(1, run.n / run.batch_size);
-  require_positive("--eta", f.eta);
+  if (!f.eta) fail("--eta", "(missing)", "given: the step size, finite and > 0");
+  require_positive("--eta", *f.eta);
   const auto shape = pick<ScheduleShape>("--eta-schedule", f.eta_schedule,
                                          {{"constant", ScheduleShape::constant},
                                           {"inv-sqrt", ScheduleShape::inv_sqrt},
                                           {"inv-t", ScheduleShape::inv_t}});
-  run.eta = make_schedule(shape, f.eta, run.steps);
+  run.eta = make_schedule(shape, *f.eta, run.steps);
   run.noise = pick<NoiseKind>("--noise", f.noise,
                               {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (f.noise_std && f.sigma)

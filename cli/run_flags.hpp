@@ -15,7 +15,7 @@ struct RunFlags {
   std::optional<std::int64_t> n, steps, index, dimension;
   std::int64_t batch_size = 1;
   std::optional<std::string> sampling;
-  double eta = 1.0;
+  std::optional<double> eta;
   std::string eta_schedule = "constant";
   std::string noise = "gaussian";
   std::optional<double> noise_std, sigma;

@@ -37,9 +37,11 @@ double round_up(double value) {
   assert(!std::isnan(value));
   if (value == 0.0 || std::isinf(value)) return value;
   const double inflated = value * (1.0 + 1e-9);
-  const double scale = std::pow(10.0, 9 - static_cast<int>(std::floor(std::log10(inflated))));
-  double rounded = std::ceil(inflated * scale) / scale;
-  // Division can land a hair below the inflated value; step up until it does not.
+  // long double keeps 10^(9 - exponent) representable down to 1e-320.
+  const int exponent = static_cast<int>(std::floor(std::log10(inflated)));
+  const long double scale = std::pow(10.0L, 9 - exponent);
+  double rounded = static_cast<double>(std::ceil(static_cast<long double>(inflated) * scale) / scale);
+  // The conversions can land a hair below the inflated value; step up until they do not.
   while (rounded < inflated) rounded = std::nextafter(rounded, std::numeric_limits<double>::infinity());
   return rounded;
 }

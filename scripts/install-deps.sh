@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hsdp needs to build and test (Debian 12, as root).
+# Runs apt-get only when something is missing, so repeated calls are fast.
+set -euo pipefail
+packages=(cmake g++ make libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
