@@ -146,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--n 100 --eta 0.1 --noise-std 1 --bogus-flag 3", "bogus"},
         BadInput{"--n abc --eta 0.1 --noise-std 1", "--n"},
         // eta > 2/beta where the requested (smoothness-based) bound needs it.
-        BadInput{"--n 100 --eta 3 --noise-std 1 --smoothness 1 --diameter 1 "
+        BadInput{"--n 100 --eta 3 --noise-std 1 --lipschitz 1 --smoothness 1 --diameter 1 "
                  "--release random-stop --analysis pabi-feldman",
                  "eta"}));
 
