@@ -115,8 +115,8 @@ bool Run::single_pass() const {
 
 std::string Run::summary() const {
   auto sched = [](const Schedule& s) {
-    return s.is_constant() ? show(s.at(1))
-                           : fmt::format("schedule[{}..{}]", show(s.min()), show(s.max()));
+    return s.is_constant() ? fmt::format("{:.10g}", s.at(1))
+                           : fmt::format("schedule[{:.10g}..{:.10g}]", s.min(), s.max());
   };
   std::string out = fmt::format("n={} steps={} batch={} sampling={} eta={} noise={} std={}", n,
                                 steps, batch_size, to_string(sampling), sched(eta),

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -17,7 +18,8 @@ struct CliResult {
 
 inline CliResult run_cli(const std::string& args) {
   static int counter = 0;
-  const std::string err_file = ::testing::TempDir() + "hsdp_cli_err_" + std::to_string(++counter);
+  const std::string err_file = ::testing::TempDir() + "hsdp_cli_err_" + std::to_string(::getpid()) +
+                                "_" + std::to_string(++counter);
   const std::string cmd = std::string(HSDP_CLI_PATH) + " " + args + " 2>" + err_file;
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
