@@ -5,10 +5,12 @@
 #include <boost/math/quadrature/tanh_sinh.hpp>
 
 #include <cmath>
+#include <limits>
 
 namespace hsdp::num {
 
 double integrate(const std::function<double(double)>& f, double a, double b, double rel_tol) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   if (a == b) return 0.0;
   if (a > b) return -integrate(f, b, a, rel_tol);
   const bool a_inf = std::isinf(a), b_inf = std::isinf(b);

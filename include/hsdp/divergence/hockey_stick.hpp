@@ -12,11 +12,16 @@ namespace hsdp::div {
 /// (journal Thm 1 / Def. 3, isit Lemma 2). It is also the E_gamma contraction
 /// coefficient of the projected Gaussian kernel with input diameter r*sigma and noise
 /// sigma (journal Prop. 1). Domain: log_gamma >= 0, r >= 0 (r = +inf gives 1 when
-/// log_gamma is finite). Increasing in r, decreasing in gamma.
+/// log_gamma is finite; log_gamma = +inf gives 0). Increasing in r, decreasing in gamma.
+/// Relative accuracy ~2e-14 (measured against 100-digit references for log_gamma in
+/// [0, 500], r in [1e-8, 1e4]); never NaN for valid input, NaN for log_gamma < 0, r < 0
+/// or NaN. Computed without cancellation from theta = phi(u) [M(u) - M(v)], M the Mills
+/// ratio, or 1 - theta = Q(-u) + phi(u) M(v) when theta >= 1/2 (docs/numerics.md).
 double theta(double log_gamma, double r);
 
-/// log theta_gamma(r), relative accuracy ~1e-10 even where theta < 1e-300.
-/// -inf at r = 0.
+/// log theta_gamma(r): absolute error <= 1e-13 (one ulp of |log theta| ~ 700) while
+/// theta >= 1e-300, relative error ~1e-16 of log theta below (down to -1e21 and
+/// beyond). -inf at r = 0 and where log theta itself is below -DBL_MAX.
 double log_theta(double log_gamma, double r);
 
 /// E_gamma(Lap(m1, b) || Lap(m2, b)) for Laplace laws with scale b (variance 2 b^2) and

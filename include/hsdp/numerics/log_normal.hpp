@@ -4,6 +4,9 @@
 // epsilon, products of n contraction coefficients), so everything that can underflow
 // is computed as a logarithm. Boost 1.74 has no log-domain normal tail and erfc(x)
 // underflows to 0 near x = 27, hence the hand-written log Q below.
+//
+// Accuracy figures are the worst errors measured by tests/test_numerics.cpp against
+// 100-digit Boost.Multiprecision references (see docs/numerics.md).
 #pragma once
 
 #include <span>
@@ -11,30 +14,49 @@
 namespace hsdp::num {
 
 /// log of the standard normal upper tail Q(x) = P(N(0,1) > x).
-/// Relative accuracy ~1e-14 for x in [-38, 1e6]; finite for every finite x
-/// (log Q(x) -> 0 for x -> -inf, ~ -x^2/2 for x -> +inf).
+/// Relative accuracy better than 1e-15 for every x >= -37 (measured on [-38, 1e6]);
+/// for x < -37.5, log Q(x) = -Q(-x) is subnormal and accurate to a subnormal ulp.
+/// log Q(x) -> 0 for x -> -inf; ~ -x^2/2 for x -> +inf (-inf once x^2 overflows,
+/// x > 1.3e154, where the true value is below -DBL_MAX).
 double log_q(double x);
 
-/// Q(x) itself (underflows to 0 for x > ~38.5; use log_q there).
+/// Q(x) itself, relative accuracy ~1e-15 while Q(x) is a normal number (x < 37.5);
+/// subnormal beyond and 0 for x > 38.6 (use log_q there).
 double q(double x);
 
-/// log of the Mills ratio M(x) = Q(x) / phi(x), phi the standard normal density.
-/// Computed without forming Q or phi separately, so it is accurate for huge |x|.
-double log_mills(double x);
+/// Standard normal density phi(x) = exp(-x^2/2) / sqrt(2 pi), with the rounding error
+/// of x^2 compensated (relative accuracy ~1e-16 while phi(x) is normal, |x| < 37.5).
+double phi(double x);
 
 /// log phi(x) = -x^2/2 - log(sqrt(2 pi)).
 double log_phi(double x);
 
-/// log(1 - exp(a)) for a <= 0 (Maechler's switch at -log 2). -inf at a = 0; NaN for a > 0.
+/// Mills ratio M(x) = Q(x) / phi(x), relative accuracy ~1e-15. +inf for x < -37.7
+/// (M(x) ~ sqrt(2 pi) exp(x^2/2) overflows; use log_mills there).
+double mills(double x);
+
+/// log M(x), computed without forming Q or phi separately, so it is accurate for
+/// huge |x| (~1e-15 absolute for x >= 0, relative for x < 0).
+double log_mills(double x);
+
+/// -M'(x) = 1 - x M(x) > 0, the integrand of M(u) - M(v) = integral_u^v (-M').
+/// Relative accuracy ~1e-13 (the subtraction 1 - x M loses up to log10(x^2 + 2) digits
+/// for 0 < x < 14; beyond, an asymptotic series is summed without cancellation).
+double neg_mills_prime(double x);
+
+/// log(1 - exp(a)) for a <= 0 (Maechler's switch at -log 2). -inf at a = 0, 0 at
+/// a = -inf; NaN for a > 0 or NaN.
 double log1mexp(double a);
 
-/// log(exp(a) + exp(b)), exact for -inf arguments.
+/// log(exp(a) + exp(b)), exact for -inf arguments; NaN if either is NaN.
 double logaddexp(double a, double b);
 
-/// log(exp(a) - exp(b)) for a >= b; -inf when a == b; NaN when a < b.
+/// log(exp(a) - exp(b)) for a >= b; -inf when a == b (finite or -inf); NaN when a < b,
+/// when a == b == +inf (inf - inf) or when either is NaN.
 double logsubexp(double a, double b);
 
-/// log(sum_i exp(x_i)); -inf for an empty span.
+/// log(sum_i exp(x_i)); -inf for an empty span; NaN if any x_i is NaN; +inf if any
+/// x_i is +inf.
 double logsumexp(std::span<const double> x);
 
 }  // namespace hsdp::num
