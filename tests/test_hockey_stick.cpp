@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hsdp/divergence/hockey_stick.hpp"
+#include "hsdp/numerics/log_normal.hpp"
 #include "hsdp/numerics/quadrature.hpp"
 #include "hsdp/numerics/root.hpp"
 
@@ -343,6 +344,37 @@ TEST(LaplaceEGamma, EdgeCases) {
     EXPECT_TRUE(std::isnan(log_laplace_e_gamma(bad, 1.0)));
     EXPECT_TRUE(std::isnan(log_laplace_e_gamma(1.0, bad)));
   }
+}
+
+}  // namespace
+
+namespace {
+
+// log(1 - theta): equals log1p(-theta) where theta is representable away from 1, is
+// continuous across the theta = 1/2 switch, keeps falling (no underflow to -inf) for
+// large r, and is decreasing in r.
+TEST(LogOneMinusTheta, AgreesWithThetaAndStaysFiniteInTheTail) {
+  for (double eps : {0.0, 0.3, 1.0, 5.0}) {
+    double previous = 1.0;
+    for (double r = 0.05; r < 200.0; r *= 1.1) {
+      const double l = hsdp::div::log_one_minus_theta(eps, r);
+      ASSERT_TRUE(std::isfinite(l)) << eps << " " << r;
+      if (previous < -1e-12) EXPECT_LT(l, previous) << eps << " " << r;
+      EXPECT_LE(l, previous) << eps << " " << r;
+      previous = l;
+      const double t = hsdp::div::theta(eps, r);
+      if (t < 0.999) {
+        EXPECT_NEAR(l, std::log1p(-t), 1e-12 * std::max(1.0, std::abs(l))) << eps << " " << r;
+      }
+    }
+  }
+  // Far tail: 1 - theta ~ Q(r/2 - eps/r) for eps = 0 (the gamma Q(v) term is equal), i.e.
+  // log 2 + log Q(r/2); at r = 100, about -1250, far below the smallest double.
+  EXPECT_NEAR(hsdp::div::log_one_minus_theta(0.0, 100.0),
+              std::log(2.0) + hsdp::num::log_q(50.0), 1e-9);
+  EXPECT_EQ(hsdp::div::log_one_minus_theta(1.0, INFINITY), -INFINITY);
+  EXPECT_EQ(hsdp::div::log_one_minus_theta(1.0, 0.0), 0.0);
+  EXPECT_TRUE(std::isnan(hsdp::div::log_one_minus_theta(-1.0, 1.0)));
 }
 
 }  // namespace

@@ -82,17 +82,11 @@ LogPair log_e_gamma_pair(Kernel kernel, double eps, double ratio) {
   }
   if (ratio == 0.0 || eps == kInf) return {-kInf, 0.0};
   if (ratio == kInf) return {0.0, -kInf};  // theta(inf) = 1: no contraction
+  // Contraction coefficients are often 1 - 1e-20 or closer (D/s >> 1); (T - t) log c and
+  // 1 / (1 - c) need the digits of 1 - theta, which div::log_one_minus_theta keeps.
   const double log_e = div::log_theta(eps, ratio);
-  if (log_e < -std::numbers::ln2) return {log_e, num::log1mexp(log_e)};
-  // theta > 1/2. Contraction coefficients are often 1 - 1e-20 or closer (D/s >> 1), and
-  // log theta carries an absolute error ~1e-14 there, so log1mexp(log theta) would lose
-  // every digit of 1 - theta (and a rounded-up log theta > 0 would give NaN). Instead,
-  // from theta = Q(u) - gamma Q(v) (journal Thm 1), u = eps/r - r/2, v = eps/r + r/2:
-  //   1 - theta = Q(-u) + gamma Q(v),
-  // a sum of positive terms; log theta = log1p(-(1 - theta)) then has relative accuracy
-  // in 1 - theta, which is what (T - t) log c and 1 / (1 - c) need.
-  const double u = eps / ratio - 0.5 * ratio, v = eps / ratio + 0.5 * ratio;
-  const double log_one_minus = num::logaddexp(num::log_q(-u), eps + num::log_q(v));
+  const double log_one_minus = div::log_one_minus_theta(eps, ratio);
+  if (log_e < -std::numbers::ln2) return {log_e, log_one_minus};
   return {std::min(0.0, std::log1p(-std::exp(log_one_minus))), log_one_minus};
 }
 

@@ -1,6 +1,7 @@
 #include "hsdp/divergence/hockey_stick.hpp"
 
 #include <cmath>
+#include <numbers>
 #include <limits>
 
 #include "hsdp/numerics/log_normal.hpp"
@@ -122,6 +123,18 @@ double log_theta(double log_gamma, double r) {
   }
   const auto d = mills_difference(m, h);
   return log_phi_compensated(u, u_lo) + (std::log(d.value) + d.log_scale);
+}
+
+double log_one_minus_theta(double log_gamma, double r) {
+  if (invalid(log_gamma, r)) return kNaN;
+  if (log_gamma == kInf || r == 0) return 0.0;
+  if (r == kInf) return -kInf;
+  const double log_t = log_theta(log_gamma, r);
+  if (log_t < -std::numbers::ln2) return num::log1mexp(log_t);
+  // theta > 1/2: 1 - theta = Q(-u) + gamma Q(v) (journal Thm 1), in logs so that a
+  // complement below 1e-308 keeps its value.
+  const double u = log_gamma / r - 0.5 * r, v = log_gamma / r + 0.5 * r;
+  return num::logaddexp(num::log_q(-u), log_gamma + num::log_q(v));
 }
 
 double theta(double log_gamma, double r) {

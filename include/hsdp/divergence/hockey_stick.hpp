@@ -24,6 +24,13 @@ double theta(double log_gamma, double r);
 /// beyond). -inf at r = 0 and where log theta itself is below -DBL_MAX.
 double log_theta(double log_gamma, double r);
 
+/// log(1 - theta_gamma(r)), accurate where theta is close to 1 (a contraction
+/// coefficient 1 - 1e-20, or 1 - 1e-500, whose complement the products and geometric
+/// sums of the contraction analyses need). For theta >= 1/2 it is formed in the log
+/// domain from 1 - theta = Q(-u) + gamma Q(v), u = eps/r - r/2, v = eps/r + r/2, a sum
+/// of positive terms; otherwise log1mexp(log theta). -inf at r = inf, 0 at r = 0.
+double log_one_minus_theta(double log_gamma, double r);
+
 /// E_gamma(Lap(m1, b) || Lap(m2, b)) for Laplace laws with scale b (variance 2 b^2) and
 /// shift_over_scale = |m1 - m2| / b: [1 - exp((log_gamma - shift_over_scale) / 2)]^+
 /// (isit Lemma 1, eq. (9)). Exactly 0 when log_gamma >= shift_over_scale.
