@@ -57,6 +57,13 @@ void RunFlags::add_to(CLI::App& app) {
   app.add_option("--sigma", sigma, "The paper's own noise parameter (needs --convention)");
   app.add_option("--convention", convention,
                  "How --sigma maps to parameter space: journal|isit|federated|chourasia|altschuler");
+  app.add_option("--noise-multiplier", noise_multiplier,
+                 "DP-SGD noise multiplier z: N(0, (z C)^2) added to the sum of the batch's "
+                 "clipped gradients, then divided by b (noise std eta z C / b; needs --clip)");
+  app.add_option("--clip", clip, "Clipping norm C of the per-example gradients (> 0)");
+  app.add_option("--alpha", alphas,
+                 "Report the RDP curve of every RDP analysis at this order (> 1; repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--lipschitz", lipschitz, "Lipschitz constant L of the per-example loss");
   app.add_option("--smoothness", smoothness, "Smoothness beta of the per-example loss");
   app.add_option("--strong-convexity", strong_convexity,
@@ -100,7 +107,20 @@ Run RunFlags::to_run() const {
                               {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (f.noise_std && f.sigma)
     fail("--sigma", *f.sigma, "absent when --noise-std is given (give one of the two)");
-  if (f.noise_std) {
+  if (f.noise_multiplier && (f.noise_std || f.sigma))
+    fail("--noise-multiplier", *f.noise_multiplier,
+         "absent when --noise-std or --sigma is given (give one noise parameter)");
+  if (f.clip) run.clip = require_positive("--clip", *f.clip);
+  if (f.noise_multiplier) {
+    require_positive("--noise-multiplier", *f.noise_multiplier);
+    if (!f.clip) fail("--clip", "(missing)", "given with --noise-multiplier: the clipping norm C > 0");
+    if (f.convention) fail("--convention", *f.convention, "used together with --sigma");
+    std::vector<double> s(run.eta.size());
+    for (std::size_t t = 0; t < s.size(); ++t)
+      s[t] = noise_std_from_multiplier(*f.noise_multiplier, *f.clip, run.eta.values()[t],
+                                       run.batch_size);
+    run.noise_std = s.size() == 1 ? Schedule(s[0]) : Schedule(std::move(s));
+  } else if (f.noise_std) {
     require_positive("--noise-std", *f.noise_std);
     run.noise_std = Schedule(*f.noise_std);
   } else if (f.sigma) {
@@ -118,7 +138,8 @@ Run RunFlags::to_run() const {
       run.noise_std = Schedule(std::move(s));
     }
   } else {
-    fail("--noise-std", "(missing)", "given (> 0), or --sigma with --convention");
+    fail("--noise-std", "(missing)",
+         "given (> 0), or --sigma with --convention, or --noise-multiplier with --clip");
   }
   if (f.convention && !f.sigma)
     fail("--convention", *f.convention, "used together with --sigma");
@@ -139,12 +160,19 @@ Run RunFlags::to_run() const {
 }
 
 Query RunFlags::to_query() const {
-  if (epsilon) return Query::at_epsilon(require_nonnegative("--epsilon", *epsilon));
-  if (delta) {
+  for (const double a : alphas)
+    if (std::isnan(a) || !(a > 1.0)) fail("--alpha", a, "> 1");
+  Query q;
+  if (epsilon) {
+    q = Query::at_epsilon(require_nonnegative("--epsilon", *epsilon));
+  } else if (delta) {
     require_open("--delta", *delta, 0.0, 1.0);
-    return Query::at_delta(*delta);
+    q = Query::at_delta(*delta);
+  } else {
+    q = Query::at_delta(1e-5);
   }
-  return Query::at_delta(1e-5);
+  q.alphas = alphas;
+  return q;
 }
 
 }  // namespace hsdp::cli

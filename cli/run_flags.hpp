@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/run.hpp"
@@ -19,6 +20,8 @@ struct RunFlags {
   std::string eta_schedule = "constant";
   std::string noise = "gaussian";
   std::optional<double> noise_std, sigma;
+  std::optional<double> noise_multiplier, clip;  ///< DP-SGD convention (--noise-multiplier, --clip)
+  std::vector<double> alphas;                    ///< --alpha (repeatable): RDP orders to report
   std::optional<std::string> convention;
   std::optional<double> lipschitz, smoothness;
   double strong_convexity = 0.0;

@@ -47,6 +47,7 @@ nlohmann::json to_json(const Run& run) {
   j["adjacency"] = to_string(run.adjacency);
   if (run.index) j["index"] = *run.index;
   if (run.dimension) j["dimension"] = *run.dimension;
+  if (run.clip) j["clip"] = *run.clip;
   return j;
 }
 
@@ -75,6 +76,11 @@ nlohmann::json to_json(const Report& report) {
         a["details"] = d;
       }
       if (!r.note.empty()) a["note"] = r.note;
+      if (!r.rdp.empty()) {
+        nlohmann::json c = nlohmann::json::array();
+        for (const auto& p : r.rdp) c.push_back({{"alpha", p.alpha}, {"epsilon", number(p.epsilon)}});
+        a["rdp"] = c;
+      }
     }
     j["analyses"].push_back(a);
   }
@@ -111,6 +117,12 @@ std::string to_table(const Report& report) {
       if (!r.note.empty()) rest += r.note;
     }
     out += fmt::format("{:<{}}  {:>16}  {}\n", r.name, width, value, rest);
+    if (r.applicable && !r.rdp.empty()) {
+      std::string curve;
+      for (const auto& p : r.rdp)
+        curve += fmt::format(" eps({})={}", show(p.alpha), show_value(p.epsilon));
+      out += fmt::format("{:<{}}  {:>16}  RDP:{}\n", "", width, "", curve);
+    }
   }
   out += "\n";
   for (const auto& r : report.analyses)

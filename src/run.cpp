@@ -102,6 +102,7 @@ void Run::validate() const {
   require_positive_or_inf("diameter", diameter);
   if (index) require_range("index", *index, 1, n);
   if (dimension) require_range("dimension", *dimension, 1, kMax);
+  if (clip) require_positive("clip", *clip);
 }
 
 double Run::laplace_scale(std::int64_t t) const { return noise_std.at(t) / std::sqrt(2.0); }
@@ -129,6 +130,7 @@ std::string Run::summary() const {
                      to_string(adjacency));
   if (index) out += fmt::format(" index={}", *index);
   if (dimension) out += fmt::format(" d={}", *dimension);
+  if (clip) out += fmt::format(" clip={}", show(*clip));
   return out;
 }
 

@@ -87,6 +87,9 @@ struct Run {
   Adjacency adjacency = Adjacency::replace;
   std::optional<std::int64_t> index;      ///< position (1..n) of the differing record, if asked
   std::optional<std::int64_t> dimension;  ///< d, for utility bounds that depend on it
+  /// Clipping norm C of the per-example gradients (DP-SGD), if the trainer clips; > 0.
+  /// Bounds one record's contribution to the gradient sum (used in place of L when given).
+  std::optional<double> clip;
 
   /// Validates every field (ranges, schedule lengths, NaN/inf) and throws
   /// InvalidArgument naming the first offending parameter.

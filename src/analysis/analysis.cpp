@@ -78,6 +78,15 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     throw InvalidArgument("query: give exactly one of epsilon or delta");
   }
   r.details = details(run, query);
+  // The RDP curve at the requested orders (RDP analyses only), rounded up.
+  for (const double alpha : query.alphas) {
+    if (std::isnan(alpha) || !(alpha > 1.0)) fail("alpha", alpha, "> 1");
+    if (auto v = rdp_at(run, alpha)) {
+      if (std::isnan(*v))
+        throw std::logic_error(fmt::format("{}: RDP is NaN at alpha = {}", name(), alpha));
+      r.rdp.push_back({alpha, r.kind == BoundKind::upper ? round_up(*v) : *v});
+    }
+  }
   return r;
 }
 
@@ -87,6 +96,8 @@ const std::vector<AnalysisPtr>& all_analyses() {
       detail::make_contraction_random_stop(), detail::make_federated(),
       detail::make_federated_random_stop(), detail::make_online_gd(),
       detail::make_pabi_feldman(),           detail::make_balle_mixing(),
+      detail::make_composition_rdp(),        detail::make_shifted_renyi(),
+      detail::make_langevin(),               detail::make_langevin_lower(),
   };
   return list;
 }

@@ -36,6 +36,7 @@
 #include <limits>
 
 #include "common.hpp"
+#include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/log_normal.hpp"
 #include "registry.hpp"
@@ -46,72 +47,37 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---------------------------------------------------------------------------------------
-// RDP -> (eps, delta) conversions for one order alpha = 1 + u (u > 0), with RDP value zeta.
-// All three are theorems for a single (alpha, zeta)-RDP pair, so the minimum of them at
-// any feasible alpha is a valid delta; the infimum over alpha is approached from above by
-// the numerical minimiser below (every value it reports was evaluated at a feasible alpha).
+// RDP -> (eps, delta) conversions for one order alpha = 1 + u (u > 0), with RDP value zeta:
+// the shared module div/rdp (docs/rdp.md): Mironov [56, Prop. 3] (journal Lemma 3), the
+// first term of journal (23) ([57, Lemma 2] = Canonne-Kamath-Steinke 2020 Prop. 12 = Balle et
+// al. 2020 Thm 21) and its second term (e^{(alpha-1) zeta} - 1)/(alpha (e^{(alpha-1) eps} - 1)).
+// All three are theorems for a single (alpha, zeta)-RDP pair, so the minimum of them at any
+// feasible alpha is a valid delta; the infimum over alpha is approached from above by the
+// numerical minimiser below (every value it reports was evaluated at a feasible alpha).
 
-// log(e^x - 1) for x >= 0 (-inf at 0), without overflow for large x.
-double log_expm1(double x) {
-  if (x <= 0) return -kInf;
-  if (x > 40) return x + std::log1p(-std::exp(-x));
-  return std::log(std::expm1(x));
+double log_delta_mironov(double u, double zeta, double eps) {
+  return div::log_delta_at_order(u, zeta, eps, div::RdpConversion::mironov);
 }
-
-// log of kappa(alpha) = (1/alpha)(1 - 1/alpha)^(alpha-1), journal (23); written with
-// u = alpha - 1 so that alpha -> 1 keeps full precision.
-double log_kappa(double u) {
-  return -std::log1p(u) + u * (std::log(u) - std::log1p(u));
-}
-
-// Mironov [56, Prop. 3] (journal Lemma 3): delta = exp(-(alpha-1)(eps - zeta)).
-double log_delta_mironov(double u, double zeta, double eps) { return -u * (eps - zeta); }
-
-// First term of journal (23) ([57, Lemma 2]); the same statement is Canonne-Kamath-Steinke
-// 2020 Prop. 12 and Balle et al. 2020 ("Hypothesis testing interpretations and Renyi DP")
-// Thm 21: delta = kappa(alpha) exp(-(alpha-1)(eps - zeta)).
-double log_delta_cks(double u, double zeta, double eps) {
-  return log_kappa(u) - u * (eps - zeta);
-}
-
-// Second term of journal (23) ([57, Lemma 2]):
-// delta = (e^{(alpha-1) zeta} - 1) / (alpha (e^{(alpha-1) eps} - 1)).
-// Checked independently: with L = dP/dQ and a = 1/(alpha (gamma^{alpha-1} - 1)),
-// (L - gamma)^+ <= a (L^alpha - 1 - alpha (L - 1)) pointwise (the right side is convex in L,
-// vanishes with its derivative at L = 1, and touches L - gamma + a(...) >= 0 at L = gamma),
-// and E_Q[L^alpha] = e^{(alpha-1) D_alpha} <= e^{(alpha-1) zeta}, E_Q[L] = 1.
-double log_delta_markov(double u, double zeta, double eps) {
-  // u zeta == 0 can only be floating-point underflow (zeta > 0): no bound from this term,
-  // rather than the false delta = 0.
-  if (eps <= 0 || !(u * zeta > 0)) return kInf;
-  return log_expm1(u * zeta) - std::log1p(u) - log_expm1(u * eps);
-}
-
-// The inverses at a target log delta = ld < 0 (smallest eps with the term <= delta).
-double eps_mironov(double u, double zeta, double ld) { return zeta - ld / u; }
-double eps_cks(double u, double zeta, double ld) { return zeta + (log_kappa(u) - ld) / u; }
-double eps_markov(double u, double zeta, double ld) {
-  if (!(u * zeta > 0)) return kInf;  // underflow, as in log_delta_markov
-  // e^{u eps} - 1 = (e^{u zeta} - 1) / (alpha delta)
-  return num::logaddexp(0.0, log_expm1(u * zeta) - std::log1p(u) - ld) / u;
+double eps_mironov(double u, double zeta, double ld) {
+  return div::epsilon_at_order(u, zeta, ld, div::RdpConversion::mironov);
 }
 
 // Which conversions enter the minimum over alpha.
 enum class Conversion { mironov, optimal };
 
-// Best (smallest) log delta at one alpha for RDP value zeta.
+div::RdpConversion shared(Conversion c) {
+  return c == Conversion::optimal ? div::RdpConversion::optimal : div::RdpConversion::mironov;
+}
+
+// Best (smallest) log delta at one alpha for RDP value zeta (optimal = min of the three; the
+// CKS term is never above Mironov's since kappa < 1).
 double log_delta_at(double u, double zeta, double eps, Conversion c) {
-  double v = log_delta_mironov(u, zeta, eps);
-  if (c == Conversion::optimal)
-    v = std::min({v, log_delta_cks(u, zeta, eps), log_delta_markov(u, zeta, eps)});
-  return v;
+  return div::log_delta_at_order(u, zeta, eps, shared(c));
 }
 
 // Best (smallest) eps at one alpha for a target log delta.
 double eps_at(double u, double zeta, double ld, Conversion c) {
-  double v = eps_mironov(u, zeta, ld);
-  if (c == Conversion::optimal) v = std::min({v, eps_cks(u, zeta, ld), eps_markov(u, zeta, ld)});
-  return v;
+  return div::epsilon_at_order(u, zeta, ld, shared(c));
 }
 
 struct Minimum {
@@ -280,6 +246,13 @@ class PabiFeldman final : public Analysis {
     return std::nullopt;
   }
 
+  // journal Thm 6: (alpha, rho alpha)-RDP for alpha in (1, alpha*]; no statement beyond.
+  std::optional<double> rdp_at(const Run& run, double alpha) const override {
+    const auto p = pabi_params(run);
+    if (alpha - 1 > p.u_star) return kInf;
+    return p.rho * alpha;
+  }
+
   double log_delta(const Run& run, double eps) const override {
     const auto p = pabi_params(run);
     const double d22 = pabi_log_delta_22(p, p.rho, eps).first;
@@ -423,6 +396,11 @@ class BalleMixing final : public Analysis {
 
   std::optional<std::int64_t> index(const Run& run) const override {
     return balle_params(run).index;
+  }
+
+  // isit Prop. 1 (proof): (alpha, kappa alpha)-RDP for every alpha > 1.
+  std::optional<double> rdp_at(const Run& run, double alpha) const override {
+    return balle_params(run).kappa * alpha;
   }
 
   double log_delta(const Run& run, double eps) const override {

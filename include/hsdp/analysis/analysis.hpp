@@ -18,6 +18,8 @@ namespace hsdp {
 struct Query {
   std::optional<double> epsilon;  ///< eps >= 0: report delta(eps)
   std::optional<double> delta;    ///< delta in (0, 1): report eps(delta)
+  /// Orders alpha > 1 at which RDP analyses also report their RDP curve (`--alpha`).
+  std::vector<double> alphas;
   static Query at_epsilon(double epsilon);  ///< validates epsilon >= 0
   static Query at_delta(double delta);      ///< validates 0 < delta < 1
 };
@@ -31,6 +33,12 @@ struct Detail {
   double value;
 };
 
+/// One point of an RDP curve: (alpha, eps_alpha).
+struct RdpPoint {
+  double alpha;
+  double epsilon;
+};
+
 struct AnalysisResult {
   std::string name;
   std::string citation;
@@ -42,6 +50,7 @@ struct AnalysisResult {
   std::optional<std::int64_t> index;    ///< the record position the guarantee refers to
   std::vector<Detail> details;
   std::string note;                     ///< e.g. why epsilon is infinite
+  std::vector<RdpPoint> rdp;            ///< the RDP curve at the query's alphas (RDP analyses)
 };
 
 class Analysis {
@@ -68,6 +77,9 @@ class Analysis {
 
   /// The record position the guarantee refers to (per-index analyses), if any.
   virtual std::optional<std::int64_t> index(const Run&) const { return std::nullopt; }
+
+  /// RDP epsilon at order alpha for analyses stated in Rényi DP; nullopt for the others.
+  virtual std::optional<double> rdp_at(const Run&, double /*alpha*/) const { return std::nullopt; }
 
   /// Extra named values for this query (closed forms, utility bounds). Default none.
   virtual std::vector<Detail> details(const Run&, const Query&) const { return {}; }

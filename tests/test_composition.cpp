@@ -1,0 +1,241 @@
+// composition-rdp (src/analysis/composition.cpp): the baseline that assumes every iterate is
+// released. Closed forms, published values of TensorFlow Privacy / dp_accounting / Opacus,
+// and the CLI plumbing (--alpha, --noise-multiplier, --clip).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "hsdp/analysis/analysis.hpp"
+#include "hsdp/divergence/rdp.hpp"
+#include "hsdp/errors.hpp"
+
+using hsdp::testing::run_cli;
+using nlohmann::json;
+
+namespace {
+
+hsdp::Run dpsgd_run(std::int64_t n, std::int64_t b, std::int64_t steps, double z, double clip,
+                    hsdp::Sampling sampling, hsdp::Adjacency adj = hsdp::Adjacency::remove) {
+  hsdp::Run run;
+  run.n = n;
+  run.batch_size = b;
+  run.steps = steps;
+  run.sampling = sampling;
+  run.eta = hsdp::Schedule(0.5);
+  run.noise_std = hsdp::Schedule(hsdp::noise_std_from_multiplier(z, clip, 0.5, b));
+  run.clip = clip;
+  run.adjacency = adj;
+  run.release = hsdp::Release::every;
+  run.validate();
+  return run;
+}
+
+const hsdp::AnalysisPtr& composition() {
+  static const auto a = hsdp::find_analysis("composition-rdp");
+  return a;
+}
+
+TEST(Composition, FullBatchIsComposedGaussianMechanism) {
+  const auto run = dpsgd_run(100, 100, 7, 3.0, 2.0, hsdp::Sampling::full);
+  EXPECT_FALSE(composition()->check(run).has_value());
+  for (double alpha : {1.5, 2.0, 10.0, 77.7}) {
+    EXPECT_NEAR(*composition()->rdp_at(run, alpha), 7 * alpha / (2 * 9.0), 1e-12 * alpha);
+  }
+  auto rep = dpsgd_run(100, 100, 7, 3.0, 2.0, hsdp::Sampling::full, hsdp::Adjacency::replace);
+  // replace-one doubles the sensitivity: 4x the RDP
+  EXPECT_NEAR(*composition()->rdp_at(rep, 3.0), 4 * 7 * 3.0 / 18.0, 1e-12);
+  // shuffle / cyclic with add/remove: conservatively q = 1 at every step
+  auto cyc = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::cyclic);
+  EXPECT_NEAR(*composition()->rdp_at(cyc, 3.0), 7 * 3.0 / 18.0, 1e-12);
+  auto shu = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::shuffle, hsdp::Adjacency::replace);
+  EXPECT_NEAR(*composition()->rdp_at(shu, 3.0), 4 * 7 * 3.0 / 18.0, 1e-12);
+  // cyclic, replace-one: a record is read by ceil(T b / n) steps only (7*10/100 -> 1;
+  // 25 steps -> 3), each a Gaussian step at sensitivity 2
+  auto cyc_r = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::cyclic, hsdp::Adjacency::replace);
+  EXPECT_NEAR(*composition()->rdp_at(cyc_r, 3.0), 4 * 1 * 3.0 / 18.0, 1e-12);
+  auto cyc_r3 = dpsgd_run(100, 10, 25, 3.0, 2.0, hsdp::Sampling::cyclic, hsdp::Adjacency::replace);
+  EXPECT_NEAR(*composition()->rdp_at(cyc_r3, 3.0), 4 * 3 * 3.0 / 18.0, 1e-12);
+  // with a schedule the k steps with the least noise are charged
+  cyc_r3.noise_std = hsdp::Schedule([] {
+    std::vector<double> v(25, 0.5 * 3.0 * 2.0 / 10);
+    v[20] = 0.5 * 1.0 * 2.0 / 10;  // z = 1 at step 21
+    return v;
+  }());
+  cyc_r3.validate();
+  EXPECT_NEAR(*composition()->rdp_at(cyc_r3, 3.0), 4 * 3.0 / 2 * (1.0 + 2.0 / 9.0), 1e-12);
+  // (eps, delta) of the composed Gaussian: never below the exact Gaussian-mechanism curve
+  // (Balle-Wang 2018), mu = sqrt(T)/z.
+  const double mu = std::sqrt(7.0) / 3.0, eps = 1.0;
+  const double exact = 0.5 * std::erfc((eps / mu - mu / 2) / std::sqrt(2.0)) -
+                       std::exp(eps) * 0.5 * std::erfc((eps / mu + mu / 2) / std::sqrt(2.0));
+  const double ld = composition()->log_delta(run, eps);
+  EXPECT_GE(std::exp(ld), exact);
+  EXPECT_LE(std::exp(ld), 3 * exact);  // and not absurdly loose
+}
+
+TEST(Composition, LipschitzStandsInForTheClip) {
+  auto run = dpsgd_run(1000, 10, 100, 1.3, 1.0, hsdp::Sampling::poisson);
+  run.clip.reset();
+  EXPECT_TRUE(composition()->check(run).has_value());  // neither clip nor L
+  run.loss.lipschitz = 1.0;
+  EXPECT_FALSE(composition()->check(run).has_value());
+  EXPECT_NEAR(*composition()->rdp_at(run, 4.0), 100 * hsdp::div::s_alpha(4.0, 0.01, 1.3), 1e-12);
+  run.noise = hsdp::NoiseKind::laplace;
+  EXPECT_TRUE(composition()->check(run).has_value());
+}
+
+// tensorflow_privacy, privacy/analysis/rdp_accountant_test.py, test_get_privacy_spent /
+// test_get_privacy_spent_check_target_delta: q = 0.01, noise multiplier 4, 10^4 steps
+// (the Abadi et al. 2016 setting), orders 2..32, delta = 1e-5, Mironov's conversion
+// (eps = rdp - log(delta)/(alpha-1)) -> eps = 1.258575 at order 20.
+TEST(Composition, TensorFlowPrivacyAbadiSetting) {
+  const auto run = dpsgd_run(100000, 1000, 10000, 4.0, 1.0, hsdp::Sampling::poisson);
+  double best = INFINITY;
+  int best_order = 0;
+  for (int a = 2; a <= 32; ++a) {
+    const double e = hsdp::div::epsilon_from_rdp(a, *composition()->rdp_at(run, a), 1e-5,
+                                                 hsdp::div::RdpConversion::mironov);
+    if (e < best) best = e, best_order = a;
+  }
+  EXPECT_NEAR(best, 1.258575, 1e-6 * 1.258575);
+  EXPECT_EQ(best_order, 20);
+  // hsdp's own answer (CKS / (23), continuous alpha) is never above it.
+  EXPECT_LE(composition()->epsilon(run, 1e-5), best);
+}
+
+// Opacus, opacus/tests/accountants_test.py, test_rdp_accountant: noise 1.5, sample rate 0.04,
+// 2250 steps, delta 1e-5 -> eps = 7.32911117143 on Opacus' default orders, CKS conversion.
+TEST(Composition, OpacusSetting) {
+  const auto run = dpsgd_run(10000, 400, 2250, 1.5, 0.7, hsdp::Sampling::poisson);
+  std::vector<double> orders;
+  for (int x = 1; x < 100; ++x) orders.push_back(1 + x / 10.0);
+  for (int a = 12; a < 64; ++a) orders.push_back(a);
+  double best = INFINITY;
+  for (double a : orders)
+    best = std::min(best, hsdp::div::epsilon_from_rdp(a, *composition()->rdp_at(run, a), 1e-5,
+                                                      hsdp::div::RdpConversion::cks));
+  EXPECT_NEAR(best, 7.32911117143, 1e-6 * 7.33);
+  const double eps = composition()->epsilon(run, 1e-5);
+  EXPECT_LE(eps, best);
+  EXPECT_GT(eps, 0.97 * best);
+  // and delta(eps) is consistent with eps(delta)
+  EXPECT_NEAR(std::exp(composition()->log_delta(run, eps)), 1e-5, 1e-5 * 1e-3);
+}
+
+TEST(Composition, SchedulesSumPerStepRdp) {
+  auto run = dpsgd_run(1000, 10, 3, 1.0, 1.0, hsdp::Sampling::poisson);
+  run.noise_std = hsdp::Schedule(std::vector<double>{0.5 * 1.0 / 10, 0.5 * 2.0 / 10, 0.5 * 4.0 / 10});
+  run.validate();
+  const double expected = hsdp::div::s_alpha(3.0, 0.01, 1.0) + hsdp::div::s_alpha(3.0, 0.01, 2.0) +
+                          hsdp::div::s_alpha(3.0, 0.01, 4.0);
+  EXPECT_NEAR(*composition()->rdp_at(run, 3.0), expected, 1e-12 * expected);
+}
+
+TEST(Composition, FixedSizeBatches) {
+  const auto rep = dpsgd_run(1000, 10, 100, 2.0, 1.0, hsdp::Sampling::fixed, hsdp::Adjacency::replace);
+  const double v = *composition()->rdp_at(rep, 4.0);
+  EXPECT_NEAR(v, 100 * hsdp::div::sampled_gaussian_rdp(4.0, 0.01, 2.0, hsdp::div::Subsampling::fixed,
+                                                       hsdp::div::Neighbours::replace),
+              1e-12 * v);
+  EXPECT_LT(v, 100 * 2 * 4.0 / 4.0);  // amplified below the no-subsampling value
+  // add/remove with fixed-size batches: no amplification claimed (conservative)
+  const auto rem = dpsgd_run(1000, 10, 100, 2.0, 1.0, hsdp::Sampling::fixed);
+  EXPECT_NEAR(*composition()->rdp_at(rem, 4.0), 100 * 2 * 4.0 / 4.0, 1e-12);
+}
+
+TEST(Composition, EvaluateFillsTheRdpCurve) {
+  const auto run = dpsgd_run(100, 100, 7, 3.0, 2.0, hsdp::Sampling::full);
+  auto q = hsdp::Query::at_delta(1e-5);
+  q.alphas = {2.0, 8.0};
+  const auto r = composition()->evaluate(run, q);
+  ASSERT_EQ(r.rdp.size(), 2u);
+  EXPECT_EQ(r.rdp[0].alpha, 2.0);
+  EXPECT_GE(r.rdp[0].epsilon, 7 * 2.0 / 18);
+  EXPECT_NEAR(r.rdp[0].epsilon, 7 * 2.0 / 18, 1e-8);
+  q.alphas = {1.0};
+  try {
+    composition()->evaluate(run, q);
+    FAIL();
+  } catch (const hsdp::InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "alpha = 1: must be > 1");
+  }
+}
+
+// pabi-feldman and balle-mixing state RDP curves too (journal Thm 6, isit Prop. 1); with the
+// shared conversion module they report them through rdp_at (--alpha).
+TEST(Composition, ComparisonsReportTheirRdpCurves) {
+  hsdp::Run run;
+  run.n = 100;
+  run.steps = 100;
+  run.eta = hsdp::Schedule(0.05);
+  run.noise_std = hsdp::Schedule(0.05 * 3);
+  run.loss.lipschitz = 1;
+  run.loss.smoothness = 1;
+  run.diameter = 1;
+  run.validate();
+  const auto balle = hsdp::find_analysis("balle-mixing");
+  ASSERT_FALSE(balle->check(run).has_value());
+  // kappa = 2 L^2 / sigma^2 at the worst index i = n
+  EXPECT_NEAR(*balle->rdp_at(run, 2.0), 2.0 * 2.0 / 9.0, 1e-12);
+  run.release = hsdp::Release::random_stop;
+  const auto pabi = hsdp::find_analysis("pabi-feldman");
+  ASSERT_FALSE(pabi->check(run).has_value());
+  double h = 0;
+  for (int k = 1; k <= 100; ++k) h += 1.0 / k;
+  // zeta = 4 alpha L^2 H_n / (n sigma^2) for alpha <= alpha*; no statement beyond alpha*
+  EXPECT_NEAR(*pabi->rdp_at(run, 2.0), 4 * 2.0 * h / (100 * 9.0), 1e-10);
+  EXPECT_TRUE(std::isinf(*pabi->rdp_at(run, 1000.0)));
+}
+
+// ---------------------------------------------------------------------------------------
+// CLI
+
+const char* kDpSgd =
+    "account --n 60000 --batch-size 600 --sampling poisson --steps 10000 --eta 0.1 "
+    "--noise-multiplier 1.1 --clip 1 --adjacency remove --release every";
+
+TEST(CompositionCli, AlphaCurveInJsonAndTable) {
+  auto r = run_cli(std::string(kDpSgd) + " --delta 1e-5 --alpha 2 --alpha 8 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["run"]["clip"].get<double>(), 1.0);
+  bool found = false;
+  for (const auto& a : j["analyses"]) {
+    if (a["name"] != "composition-rdp") continue;
+    found = true;
+    ASSERT_TRUE(a["applicable"].get<bool>()) << a["reason"];
+    ASSERT_EQ(a["rdp"].size(), 2u);
+    EXPECT_EQ(a["rdp"][0]["alpha"].get<double>(), 2.0);
+    const double expected = 10000 * hsdp::div::s_alpha(2.0, 0.01, 1.1);
+    EXPECT_NEAR(a["rdp"][0]["epsilon"].get<double>(), expected, 1e-8 * expected);
+    EXPECT_GE(a["rdp"][0]["epsilon"].get<double>(), expected);
+  }
+  EXPECT_TRUE(found);
+  auto t = run_cli(std::string(kDpSgd) + " --alpha 2");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("RDP: eps(2)="), std::string::npos) << t.out;
+}
+
+TEST(CompositionCli, BadInput) {
+  auto r = run_cli(std::string(kDpSgd) + " --alpha 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--alpha = 1: must be > 1"), std::string::npos) << r.err;
+  r = run_cli(std::string(kDpSgd) + " --alpha 0.5");
+  EXPECT_EQ(r.status, 2);
+  r = run_cli(
+      "account --n 100 --batch-size 10 --sampling poisson --eta 0.1 --noise-multiplier 1.1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--clip"), std::string::npos) << r.err;
+  r = run_cli(std::string(kDpSgd) + " --noise-std 0.1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--noise-multiplier"), std::string::npos) << r.err;
+  r = run_cli(
+      "account --n 100 --batch-size 10 --sampling poisson --eta 0.1 --noise-multiplier 1.1 "
+      "--clip 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--clip = 0"), std::string::npos) << r.err;
+}
+
+}  // namespace
