@@ -12,6 +12,8 @@
 
 namespace hsdp::cli {
 
+namespace {
+
 std::function<int()> add_account(CLI::App& app) {
   auto* sub = app.add_subcommand("account", "Privacy of one run under every analysis");
   struct Options {
@@ -44,4 +46,7 @@ std::function<int()> add_account(CLI::App& app) {
   };
 }
 
+const Register kAccount{"account", add_account};
+
+}  // namespace
 }  // namespace hsdp::cli

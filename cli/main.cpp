@@ -3,16 +3,27 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "commands.hpp"
 #include "hsdp/errors.hpp"
 
+namespace hsdp::cli {
+std::vector<Command>& commands() {
+  static std::vector<Command> registered;
+  return registered;
+}
+}  // namespace hsdp::cli
+
 int main(int argc, char** argv) {
   CLI::App app{"hsdp: differential privacy of the last iterate of noisy gradient descent"};
   app.require_subcommand(1);
+  auto& registered = hsdp::cli::commands();
+  std::sort(registered.begin(), registered.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
   std::vector<std::function<int()>> commands;
-  commands.push_back(hsdp::cli::add_account(app));
+  for (const auto& c : registered) commands.push_back(c.add(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
