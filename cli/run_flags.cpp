@@ -61,6 +61,9 @@ void RunFlags::add_to(CLI::App& app) {
                  "DP-SGD noise multiplier z: N(0, (z C)^2) added to the sum of the batch's "
                  "clipped gradients, then divided by b (noise std eta z C / b; needs --clip)");
   app.add_option("--clip", clip, "Clipping norm C of the per-example gradients (> 0)");
+  app.add_option("--lsi", lsi,
+                 "Log-Sobolev constant c > 0 that every law of the iterates satisfies "
+                 "(Ent(f^2) <= (2/c) E|grad f|^2; a Gaussian N(m, vI) has c = 1/v); used by langevin Thm 2");
   app.add_option("--alpha", alphas,
                  "Report the RDP curve of every RDP analysis at this order (> 1; repeatable)")
       ->allow_extra_args(false);
@@ -111,6 +114,7 @@ Run RunFlags::to_run() const {
     fail("--noise-multiplier", *f.noise_multiplier,
          "absent when --noise-std or --sigma is given (give one noise parameter)");
   if (f.clip) run.clip = require_positive("--clip", *f.clip);
+  if (f.lsi) run.lsi_constant = require_positive("--lsi", *f.lsi);
   if (f.noise_multiplier) {
     require_positive("--noise-multiplier", *f.noise_multiplier);
     if (!f.clip) fail("--clip", "(missing)", "given with --noise-multiplier: the clipping norm C > 0");

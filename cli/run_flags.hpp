@@ -20,6 +20,7 @@ struct RunFlags {
   std::string eta_schedule = "constant";
   std::string noise = "gaussian";
   std::optional<double> noise_std, sigma;
+  std::optional<double> lsi;  ///< --lsi: asserted log-Sobolev constant (langevin Thm 2)
   std::optional<double> noise_multiplier, clip;  ///< DP-SGD convention (--noise-multiplier, --clip)
   std::vector<double> alphas;                    ///< --alpha (repeatable): RDP orders to report
   std::optional<std::string> convention;

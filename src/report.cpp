@@ -48,6 +48,7 @@ nlohmann::json to_json(const Run& run) {
   if (run.index) j["index"] = *run.index;
   if (run.dimension) j["dimension"] = *run.dimension;
   if (run.clip) j["clip"] = *run.clip;
+  if (run.lsi_constant) j["lsi_constant"] = *run.lsi_constant;
   return j;
 }
 

@@ -103,6 +103,7 @@ void Run::validate() const {
   if (index) require_range("index", *index, 1, n);
   if (dimension) require_range("dimension", *dimension, 1, kMax);
   if (clip) require_positive("clip", *clip);
+  if (lsi_constant) require_positive("lsi_constant", *lsi_constant);
 }
 
 double Run::laplace_scale(std::int64_t t) const { return noise_std.at(t) / std::sqrt(2.0); }
@@ -131,6 +132,7 @@ std::string Run::summary() const {
   if (index) out += fmt::format(" index={}", *index);
   if (dimension) out += fmt::format(" d={}", *dimension);
   if (clip) out += fmt::format(" clip={}", show(*clip));
+  if (lsi_constant) out += fmt::format(" lsi={}", show(*lsi_constant));
   return out;
 }
 

@@ -90,6 +90,10 @@ struct Run {
   /// Clipping norm C of the per-example gradients (DP-SGD), if the trainer clips; > 0.
   /// Bounds one record's contribution to the gradient sum (used in place of L when given).
   std::optional<double> clip;
+  /// A log-Sobolev constant c > 0 that the user asserts for every law of the iterates (and of
+  /// the interpolating diffusions) of this run, in the convention Ent(f^2) <= (2/c) E|grad f|^2
+  /// (a Gaussian N(m, v I) has c = 1/v). Used only by langevin Thm 2; never derived from data.
+  std::optional<double> lsi_constant;
 
   /// Validates every field (ranges, schedule lengths, NaN/inf) and throws
   /// InvalidArgument naming the first offending parameter.

@@ -77,6 +77,7 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
   } else {
     throw InvalidArgument("query: give exactly one of epsilon or delta");
   }
+  if (r.note.empty()) r.note = note(run);
   r.details = details(run, query);
   // The RDP curve at the requested orders (RDP analyses only), rounded up.
   for (const double alpha : query.alphas) {

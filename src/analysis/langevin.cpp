@@ -3,9 +3,15 @@
 //
 //     th_{k+1} = P_C(th_k - eta grad L_D(th_k) + sqrt(2 eta) sigma Z_k),
 //
-//  langevin        Cor. 1 = Thm 2 (16) with Lemma 5's LSI constant c = lambda / (2 sigma^2):
-//                  eps(alpha) = alpha S_g^2 / (lambda sigma^2 n^2) (1 - e^{-lambda eta K / 2}),
-//                  an RdpAnalysis (eps, delta from the shared RDP -> DP conversion).
+//  langevin        the smallest applicable of
+//                    Thm 1  (any loss)      alpha S_g^2 eta K / (4 sigma^2 n^2),
+//                    Cor. 1 (strongly convex, smooth, eta <= 1/beta; Thm 2 (16) with Lemma 5's
+//                           c = lambda / (2 sigma^2))
+//                           alpha S_g^2 / (lambda sigma^2 n^2) (1 - e^{-lambda eta K / 2}),
+//                    Cor. 2 (18) (squared loss, lambda = beta = 1, C = R^d, eta < 2),
+//                    Thm 2 (16) with an LSI constant the user asserts (--lsi);
+//                  all are alpha times a constant, so the smallest is the same at every
+//                  order. An RdpAnalysis (eps, delta from the shared RDP -> DP conversion).
 //  langevin-lower  Thm 3 (17): on the squared-loss construction the last iterate's Rényi
 //                  divergence is >= alpha S_g^2 / (4 sigma^2 n^2) (1 - e^{-eta K}); a lower bound.
 //
@@ -21,12 +27,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <limits>
 #include <string>
 
 #include "hsdp/analysis/rdp_analysis.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
+#include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/root.hpp"
 #include "registry.hpp"
@@ -161,6 +170,69 @@ double cor1_max_steps(double alpha, double eps_rdp, double sensitivity, double n
   return k;
 }
 
+double thm4_sigma2_dp(double epsilon, double delta, double sensitivity, double n, double lambda) {
+  require_positive("epsilon", epsilon);
+  require_open("delta", delta, 0.0, 1.0);
+  require_positive("sensitivity", sensitivity);
+  require_positive("n", n);
+  require_positive("lambda", lambda);
+  // eps(delta) of the curve alpha rho increases with rho; find the largest rho that meets
+  // the target (lower end of the bracket = more noise).
+  auto eps_of = [&](double rho) {
+    div::RdpCurve c;
+    c.epsilon = [rho](double alpha) { return alpha * rho; };
+    return div::best_epsilon(c, delta).value;
+  };
+  auto over = [&](double log_rho) { return eps_of(std::exp(log_rho)) - epsilon; };
+  double lo = std::log(epsilon) - 1, hi = std::log(epsilon) + 1;
+  while (over(lo) > 0) lo -= 2;
+  while (over(hi) <= 0) hi += 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-13; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (over(mid) > 0 ? hi : lo) = mid;
+  }
+  const double rho = std::exp(lo);
+  if (!(eps_of(rho) <= epsilon))
+    throw std::logic_error("thm4_sigma2_dp: the bracket's lower end misses the target");
+  return (sensitivity / n) * (sensitivity / n) / (lambda * rho);
+}
+
+// Lemma 6, re-derived: with q = 1 - eta lambda, the gradient map is q-Lipschitz for
+// eta <= 2/(lambda + beta) and fixes th* (grad L(th*) = 0 in the interior), projection onto
+// C (which contains th*) is 1-Lipschitz, and the noise adds 2 eta sigma^2 d in expectation:
+// E||th_{k+1} - th*||^2 <= q^2 E||th_k - th*||^2 + 2 eta sigma^2 d, so
+// E||th_K - th*||^2 <= q^{2K} r0 + 2 eta sigma^2 d / (1 - q^2) = q^{2K} r0 + 2 sigma^2 d / (lambda (2 - eta lambda)),
+// and beta-smoothness gives L(th) - L(th*) <= (beta/2) ||th - th*||^2.
+double lemma6_excess_risk(double K, double eta, double lambda, double beta, double d,
+                          double sigma, double r0) {
+  if (std::isnan(K) || K < 0) fail("K", K, ">= 0 (number of steps)");
+  require_positive("lambda", lambda);
+  require_positive("beta", beta);
+  if (lambda > beta) fail("lambda", lambda, "<= beta (strong convexity at most smoothness)");
+  require_open("eta", eta, 0.0, 2 / (lambda + beta) * (1 + 1e-15));
+  require_positive("d", d);
+  require_positive("sigma", sigma);
+  require_nonnegative("r0", r0);
+  const double q2k = std::exp(2 * K * std::log1p(-eta * lambda));
+  const double floor = 2 * d * sigma * sigma / (lambda * (2 - eta * lambda));
+  return beta / 2 * (times(q2k, r0) + floor);
+}
+
+double thm4_steps(double eta, double lambda, double d, double sigma, double r0) {
+  require_positive("eta", eta);
+  require_positive("lambda", lambda);
+  if (!(eta * lambda < 1)) fail("eta", eta, "< 1/lambda");
+  require_positive("d", d);
+  require_positive("sigma", sigma);
+  require_nonnegative("r0", r0);
+  const double floor = 2 * d * sigma * sigma / (lambda * (2 - eta * lambda));
+  if (r0 <= floor) return 0;
+  // q^{2K} r0 <= floor  <=>  K >= log(floor / r0) / (2 log q).
+  double k = std::ceil(std::log(floor / r0) / (2 * std::log1p(-eta * lambda)));
+  while (k > 0 && std::exp(2 * (k - 1) * std::log1p(-eta * lambda)) * r0 <= floor) k -= 1;
+  return k;
+}
+
 }  // namespace hsdp::langevin
 
 namespace hsdp::detail {
@@ -169,8 +241,10 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 constexpr const char* kCitation =
-    "Chourasia, Ye, Shokri 2021 (NeurIPS), Cor. 1 = Thm 2 (16) with Lemma 5: "
-    "eps = alpha S_g^2/(lambda sigma^2 n^2) (1 - e^{-lambda eta K/2}), S_g = 2L";
+    "Chourasia, Ye, Shokri 2021 (NeurIPS): the smallest applicable of Thm 1 (linear, "
+    "alpha S_g^2 eta K/(4 sigma^2 n^2)), Cor. 1 = Thm 2 (16) with Lemma 5 (alpha S_g^2/(lambda "
+    "sigma^2 n^2) (1 - e^{-lambda eta K/2})), Cor. 2 (18) (squared loss) and Thm 2 (16) with "
+    "--lsi; S_g = 2L";
 constexpr const char* kLowerCitation =
     "Chourasia, Ye, Shokri 2021 (NeurIPS), Thm 3 (17): squared-loss construction, "
     "R_alpha >= alpha S_g^2/(4 sigma^2 n^2) (1 - e^{-eta K}), S_g = 2L";
@@ -188,7 +262,11 @@ Params params(const Run& run) {
   Params p{};
   p.eta = run.eta.at(1);
   p.sigma = run.noise_std.at(1) / std::sqrt(2 * p.eta);
-  p.sg = 2 * *run.loss.lipschitz;
+  // S_g = 2L (replace-one, the paper after Cor. 1); with clipping at C the per-record
+  // gradient norm is at most min(L, C).
+  double bound = run.loss.lipschitz ? *run.loss.lipschitz : kInf;
+  if (run.clip) bound = std::min(bound, *run.clip);
+  p.sg = 2 * bound;
   p.n = static_cast<double>(run.n);
   p.K = static_cast<double>(run.steps);
   return p;
@@ -196,7 +274,7 @@ Params params(const Run& run) {
 
 // Checks shared by both analyses: Alg. 1 exactly (full batch every step, Gaussian noise,
 // constant eta and sigma, only the last iterate released, D and D' in X^n differing in one
-// record) and a known sensitivity.
+// record) and a known sensitivity (L, or the clipping norm C).
 std::optional<std::string> check_alg1(const Run& run) {
   if (run.noise != NoiseKind::gaussian)
     return std::string("needs Gaussian noise (--noise gaussian): Alg. 1 adds sqrt(2 eta) sigma N(0, I)");
@@ -212,74 +290,136 @@ std::optional<std::string> check_alg1(const Run& run) {
         "stated for replace-one neighbours (D, D' in X^n differing in one record)");
   if (!run.eta.is_constant() || !run.noise_std.is_constant())
     return std::string("needs a constant step size eta and noise sigma (Alg. 1)");
-  if (!run.loss.lipschitz)
+  if (!run.loss.lipschitz && !run.clip)
     return std::string(
-        "needs the Lipschitz constant L of the loss (--lipschitz): the total gradient sensitivity is S_g = 2L");
-  // Clipping at C < L changes the update map (no longer the gradient step of a strongly
-  // convex smooth loss, which Lemma 5 and Thm 3's construction need); at C >= L it never acts.
-  if (run.clip && *run.clip < *run.loss.lipschitz)
-    return fmt::format(
-        "gradient clipping at C = {} < L = {} changes the gradient step that Lemma 5 (LSI) and "
-        "Thm 3 analyse; the analysis needs unclipped gradients (or C >= L)",
-        show(*run.clip), show(*run.loss.lipschitz));
+        "needs the Lipschitz constant L of the loss (--lipschitz) or a clipping norm (--clip): "
+        "the total gradient sensitivity is S_g = 2L");
   if (!(run.noise_std.at(1) > 0))
     return std::string("needs noise_std > 0");
   return std::nullopt;
 }
 
+// Clipping at C < L (or with L unknown) changes the update map: it is no longer the
+// gradient step of the loss, so the LSI arguments (Lemma 5, Cor. 2, a user's LSI constant
+// for the unclipped process) and Thm 3's construction no longer describe it. At C >= L the
+// clip never acts.
+bool clip_acts(const Run& run) {
+  return run.clip && (!run.loss.lipschitz || *run.clip < *run.loss.lipschitz);
+}
+
 // =======================================================================================
-// langevin: Cor. 1
+// langevin: the smallest of Thm 1, Cor. 1, Cor. 2 and Thm 2 that applies
 // =======================================================================================
+
+// Every bound of the paper is alpha times a constant, so the smallest one is the same at
+// every order: the per-alpha constants of the candidates (+inf where one does not apply)
+// and the reason each does not.
+struct Candidates {
+  double thm1 = kInf, cor1 = kInf, cor2 = kInf, thm2 = kInf;
+  std::string cor1_why, cor2_why, thm2_why;
+  double best() const { return std::min({thm1, cor1, cor2, thm2}); }
+  std::string_view best_name() const {
+    const double b = best();
+    if (b == cor2) return "Cor. 2";
+    if (b == cor1) return "Cor. 1";
+    if (b == thm2) return "Thm 2";
+    return "Thm 1";
+  }
+};
+
+Candidates candidates(const Run& run) {
+  Candidates c;
+  const Params p = params(run);
+  const auto& loss = run.loss;
+  const bool clipped = clip_acts(run);
+  // Thm 1 (linear bound): any loss; the tracing diffusions' drifts differ by <= S_g/n
+  // (Def. B.10). Equal to K Gaussian mechanisms (App. E), so it holds for noisy GD exactly.
+  c.thm1 = langevin::composition_rdp(2.0, p.sg, p.n, p.sigma, p.eta, p.K) / 2;
+
+  // Cor. 1: lambda-strongly convex, beta-smooth, eta <= 1/beta (Lemma 5).
+  if (clipped) {
+    c.cor1_why = "gradient clipping acts (C < L): Lemma 5 needs the gradient step of the loss";
+  } else if (!loss.convex || !(loss.strong_convexity > 0)) {
+    c.cor1_why = "needs a strongly convex loss, lambda > 0 (--strong-convexity)";
+  } else if (!loss.smoothness) {
+    c.cor1_why = "needs the smoothness beta (--smoothness): Lemma 5 needs eta <= 1/beta";
+  } else if (loss.strong_convexity > *loss.smoothness) {
+    c.cor1_why = fmt::format("inconsistent loss constants: lambda = {} exceeds beta = {}",
+                             show(loss.strong_convexity), show(*loss.smoothness));
+  } else if (p.eta * *loss.smoothness > 1) {
+    c.cor1_why = fmt::format("eta = {} exceeds 1/beta = {} (Lemma 5)", show(p.eta),
+                             show(1 / *loss.smoothness));
+  } else {
+    c.cor1 = langevin::cor1_rdp(2.0, p.sg, p.n, p.sigma, p.eta, p.K, loss.strong_convexity) / 2;
+  }
+
+  // Cor. 2: the squared loss ||th - x||^2/2 on C = R^d, 0 < eta < 2. A convex loss that is
+  // both 1-strongly convex and 1-smooth is exactly this loss up to a constant
+  // (l - ||th||^2/2 is convex and concave, hence affine), so lambda = beta = 1 identifies it.
+  if (clipped) {
+    c.cor2_why = "gradient clipping acts (C < L)";
+  } else if (!loss.convex || loss.strong_convexity != 1.0 || !loss.smoothness ||
+             *loss.smoothness != 1.0) {
+    c.cor2_why = "stated for the squared loss ||th - x||^2/2 (lambda = beta = 1)";
+  } else if (std::isfinite(run.diameter)) {
+    c.cor2_why = "stated on C = R^d (no projection)";
+  } else if (!(p.eta < 2)) {
+    c.cor2_why = "needs eta < 2";
+  } else {
+    c.cor2 = langevin::cor2_rdp(2.0, p.sg, p.n, p.sigma, p.eta, p.K) / 2;
+  }
+
+  // Thm 2 with an LSI constant the user asserts for the run (--lsi).
+  if (!run.lsi_constant) {
+    c.thm2_why = "no LSI constant given (--lsi)";
+  } else if (clipped) {
+    c.thm2_why = "gradient clipping acts (C < L)";
+  } else {
+    c.thm2 = langevin::thm2_rdp(2.0, p.sg, p.n, p.sigma, p.eta, p.K, *run.lsi_constant) / 2;
+  }
+  return c;
+}
 
 class Langevin final : public RdpAnalysis {
  public:
   std::string_view name() const override { return "langevin"; }
   std::string_view citation() const override { return kCitation; }
 
-  std::optional<std::string> check(const Run& run) const override {
-    if (auto why = check_alg1(run)) return why;
-    if (!run.loss.convex) return std::string("needs a (strongly) convex loss (Lemma 5)");
-    if (!(run.loss.strong_convexity > 0))
-      return std::string(
-          "needs a strongly convex loss, lambda > 0 (--strong-convexity): the LSI constant of Lemma 5 is lambda/(2 sigma^2)");
-    if (!run.loss.smoothness)
-      return std::string(
-          "needs the smoothness beta of the loss (--smoothness): Lemma 5 needs eta <= 1/beta");
-    const double beta = *run.loss.smoothness;
-    const double lambda = run.loss.strong_convexity;
-    if (lambda > beta)
-      return fmt::format(
-          "inconsistent loss constants: strong convexity lambda = {} exceeds smoothness beta = {}",
-          show(lambda), show(beta));
-    const double eta = run.eta.at(1);
-    // Lemma 5 / Cor. 1: step size below 1/beta (then the gradient map is (1 - eta lambda)-
-    // Lipschitz and eta lambda <= 1, which is what the LSI recursion uses).
-    if (eta * beta > 1)
-      return fmt::format(
-          "step size eta = {} exceeds 1/beta = {}: Lemma 5 (LSI for noisy GD) and Cor. 1 need eta <= 1/beta",
-          show(eta), show(1 / beta));
-    return std::nullopt;
-  }
+  // Thm 1 holds for any loss with a finite sensitivity, so Alg. 1 itself is the only
+  // requirement; the tighter bounds are used when their assumptions hold (note, details).
+  std::optional<std::string> check(const Run& run) const override { return check_alg1(run); }
 
   double rdp(const Run& run, double alpha) const override {
-    const Params p = params(run);
-    return langevin::cor1_rdp(alpha, p.sg, p.n, p.sigma, p.eta, p.K, run.loss.strong_convexity);
+    require_open("alpha", alpha, 1.0, kInf);
+    const double per_alpha = candidates(run).best();
+    return times(alpha, per_alpha);
+  }
+
+  std::string note(const Run& run) const override {
+    const Candidates c = candidates(run);
+    std::string out = fmt::format("{} (smallest applicable)", c.best_name());
+    if (!c.cor1_why.empty()) out += "; Cor. 1 not applicable: " + c.cor1_why;
+    if (!c.cor2_why.empty() && run.loss.strong_convexity == 1.0)
+      out += "; Cor. 2 not applicable: " + c.cor2_why;
+    if (run.lsi_constant && !c.thm2_why.empty()) out += "; Thm 2 not applicable: " + c.thm2_why;
+    return out;
   }
 
   std::vector<Detail> details(const Run& run, const Query& query) const override {
     const Params p = params(run);
-    const double lambda = run.loss.strong_convexity;
-    // Per-alpha values: every bound here is alpha times a constant (eps / alpha).
-    const double per_alpha = langevin::cor1_rdp(2.0, p.sg, p.n, p.sigma, p.eta, p.K, lambda) / 2;
-    const double limit = (p.sg / p.n) * (p.sg / p.n) / (lambda * p.sigma * p.sigma);
-    const double comp = langevin::composition_rdp(2.0, p.sg, p.n, p.sigma, p.eta, p.K) / 2;
-    std::vector<Detail> d{
-        {"sigma", p.sigma},
-        {"lsi_constant", langevin::lemma5_lsi_constant(lambda, p.sigma)},
-        {"rdp_per_alpha", per_alpha},
-        {"rdp_limit_per_alpha", limit},
-        {"composition_rdp_per_alpha", comp},
-    };
+    const Candidates c = candidates(run);
+    std::vector<Detail> d{{"sigma", p.sigma}, {"sensitivity_S_g", p.sg}, {"rdp_per_alpha", c.best()}};
+    d.push_back({"thm1_rdp_per_alpha", c.thm1});
+    if (std::isfinite(c.cor1)) {
+      const double lambda = run.loss.strong_convexity;
+      d.push_back({"cor1_rdp_per_alpha", c.cor1});
+      d.push_back({"lsi_constant", langevin::lemma5_lsi_constant(lambda, p.sigma)});
+      d.push_back({"rdp_limit_per_alpha", (p.sg / p.n) * (p.sg / p.n) / (lambda * p.sigma * p.sigma)});
+    }
+    if (std::isfinite(c.cor2)) d.push_back({"cor2_rdp_per_alpha", c.cor2});
+    if (std::isfinite(c.thm2)) d.push_back({"thm2_rdp_per_alpha", c.thm2});
+    // The paper's composition baseline (Fig. 1 caption, App. E) = Thm 1 here.
+    d.push_back({"composition_rdp_per_alpha", c.thm1});
     for (double a : query.alphas) {
       if (!(a > 1)) continue;  // the shared code rejects alpha <= 1
       d.push_back({fmt::format("composition_rdp(alpha={})", show(a)),
@@ -287,6 +427,9 @@ class Langevin final : public RdpAnalysis {
     }
     return d;
   }
+
+ private:
+  static double times(double a, double b) { return (a == 0 || b == 0) ? 0.0 : a * b; }
 };
 
 // =======================================================================================
@@ -304,6 +447,11 @@ class LangevinLower final : public Analysis {
   // the run's loss class when that class contains this loss.
   std::optional<std::string> check(const Run& run) const override {
     if (auto why = check_alg1(run)) return why;
+    if (!run.loss.lipschitz)
+      return std::string("needs the Lipschitz constant L of the loss (--lipschitz): S_g = 2L");
+    if (clip_acts(run))
+      return fmt::format("gradient clipping at C = {} < L = {} is not part of Thm 3's construction",
+                         show(*run.clip), show(*run.loss.lipschitz));
     if (std::isfinite(run.diameter))
       return fmt::format(
           "Thm 3's construction is unconstrained (C = R^d), but the run projects onto a set of diameter {}",

@@ -81,6 +81,10 @@ class Analysis {
   /// RDP epsilon at order alpha for analyses stated in Rényi DP; nullopt for the others.
   virtual std::optional<double> rdp_at(const Run&, double /*alpha*/) const { return std::nullopt; }
 
+  /// A sentence for the result's note on an applicable run (e.g. which theorem of a
+  /// family gave the value). Default none.
+  virtual std::string note(const Run&) const { return {}; }
+
   /// Extra named values for this query (closed forms, utility bounds). Default none.
   virtual std::vector<Detail> details(const Run&, const Query&) const { return {}; }
 

@@ -66,4 +66,23 @@ double thm4_sigma2(double alpha, double eps_rdp, double sensitivity, double n, d
 double cor1_max_steps(double alpha, double eps_rdp, double sensitivity, double n, double sigma,
                       double eta, double lambda);
 
+/// Thm 4 for an (eps, delta)-DP target: the smallest sigma^2 at which the limit of Cor. 1,
+/// the curve alpha rho with rho = S_g^2 / (lambda sigma^2 n^2), converts (best RDP -> DP
+/// conversion, div::best_epsilon) to at most eps at delta -- for every number of steps.
+/// Tighter than the paper's closed form (which goes through Mironov's conversion); the
+/// returned value is verified against the conversion and rounded towards more noise.
+double thm4_sigma2_dp(double epsilon, double delta, double sensitivity, double n, double lambda);
+
+/// Lemma 6 (eq. (20); its printed statement is OCR-damaged, re-derived in
+/// docs/analyses/langevin.md): for a lambda-strongly convex beta-smooth loss whose minimiser
+/// th* lies in the interior of C, eta <= 2/(lambda + beta), noise sqrt(2 eta) sigma N(0, I_d):
+///   E[L(th_K) - L(th*)] <= (beta/2) [ (1 - eta lambda)^{2K} r0 + 2 d sigma^2 / (lambda (2 - eta lambda)) ],
+/// r0 = E||th_0 - th*||^2.
+double lemma6_excess_risk(double K, double eta, double lambda, double beta, double d,
+                          double sigma, double r0);
+
+/// Thm 4's K*: the smallest K at which the start's term of Lemma 6 is at most its noise
+/// floor (so the bound is within a factor 2 of its limit); 0 when r0 is already below it.
+double thm4_steps(double eta, double lambda, double d, double sigma, double r0);
+
 }  // namespace hsdp::langevin
