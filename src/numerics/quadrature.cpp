@@ -14,15 +14,18 @@ double integrate(const std::function<double(double)>& f, double a, double b, dou
   if (a == b) return 0.0;
   if (a > b) return -integrate(f, b, a, rel_tol);
   const bool a_inf = std::isinf(a), b_inf = std::isinf(b);
+  // The integrators precompute their abscissa/weight tables when constructed (about a
+  // millisecond each), so each thread builds them once (integrate() may refine the tables,
+  // so they are not shared between threads).
   if (a_inf && b_inf) {
-    boost::math::quadrature::sinh_sinh<double> q;
+    thread_local boost::math::quadrature::sinh_sinh<double> q;
     return q.integrate(f, rel_tol);
   }
   if (a_inf || b_inf) {
-    boost::math::quadrature::exp_sinh<double> q;
+    thread_local boost::math::quadrature::exp_sinh<double> q;
     return q.integrate(f, a, b, rel_tol);
   }
-  boost::math::quadrature::tanh_sinh<double> q;
+  thread_local boost::math::quadrature::tanh_sinh<double> q;
   return q.integrate(f, a, b, rel_tol);
 }
 
