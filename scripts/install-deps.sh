@@ -3,7 +3,9 @@
 # Runs apt-get only when something is missing, so repeated calls are fast.
 set -euo pipefail
 packages=(cmake g++ make libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev ccache)
+          libgtest-dev libgmock-dev libbenchmark-dev ccache zlib1g-dev clang-14
+          libclang-rt-14-dev python3-sklearn liblinear-tools dataset-fashion-mnist
+          libfftw3-dev libxml2-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

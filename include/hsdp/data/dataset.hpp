@@ -23,6 +23,12 @@ struct Dataset {
   std::vector<double> y;      ///< n labels (binary: -1/+1 or 0/1; classes: 0..k-1; regression: real)
   LabelMapping labels;        ///< empty for regression targets
   std::string source;         ///< file the data came from (for messages and reports)
+  /// The label text of each record as read (readers/readers.hpp). y stays empty until
+  /// map_labels() turns this text into numbers explicitly.
+  std::vector<std::string> raw_labels;
+  /// Where each record came from: its 1-based line (CSV, LIBSVM) or 0-based item index
+  /// (IDX), so later errors about a record can name it.
+  std::vector<std::size_t> origin;
 
   const double* row(std::size_t i) const { return x.data() + i * d; }
   double* row(std::size_t i) { return x.data() + i * d; }

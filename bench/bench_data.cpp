@@ -1,0 +1,117 @@
+// Throughput of the data readers and of record-norm scaling (docs/data.md). Inputs are
+// generated in memory so the numbers measure parsing, not the disk: a CSV and a LIBSVM
+// text of 2000 x 100 features, and a gzipped IDX pair shaped like 2000 Fashion-MNIST images.
+#include <benchmark/benchmark.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hsdp/data/readers.hpp"
+
+namespace {
+
+namespace hd = hsdp::data;
+
+constexpr int kRows = 2000;
+constexpr int kCols = 100;
+
+double value(int i, int j) { return ((i * 7919 + j * 104729) % 20011) / 997.0 - 10.0; }
+
+const std::string& csv_text() {
+  static const std::string text = [] {
+    std::string s;
+    for (int i = 0; i < kRows; ++i) {
+      for (int j = 0; j < kCols; ++j) s += std::to_string(value(i, j)) + ",";
+      s += i % 2 ? "M\n" : "B\n";
+    }
+    return s;
+  }();
+  return text;
+}
+
+const std::string& libsvm_text() {
+  static const std::string text = [] {
+    std::string s;
+    for (int i = 0; i < kRows; ++i) {
+      s += i % 2 ? "+1" : "-1";
+      for (int j = 0; j < kCols; ++j) s += " " + std::to_string(j + 1) + ":" + std::to_string(value(i, j));
+      s += "\n";
+    }
+    return s;
+  }();
+  return text;
+}
+
+std::vector<std::uint8_t> gzip(const std::vector<std::uint8_t>& in) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::vector<std::uint8_t> out(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::vector<std::uint8_t> idx_header(std::uint8_t dims, const std::vector<std::uint32_t>& sizes) {
+  std::vector<std::uint8_t> out = {0, 0, 0x08, dims};
+  for (const auto s : sizes)
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(s >> shift));
+  return out;
+}
+
+void BM_ReadCsv(benchmark::State& state) {
+  for (auto _ : state) {
+    std::istringstream in(csv_text());
+    benchmark::DoNotOptimize(hd::read_csv(in, "bench.csv").x.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * csv_text().size()));
+  state.SetItemsProcessed(state.iterations() * kRows);
+}
+BENCHMARK(BM_ReadCsv)->Unit(benchmark::kMillisecond);
+
+void BM_ReadLibsvm(benchmark::State& state) {
+  for (auto _ : state) {
+    std::istringstream in(libsvm_text());
+    benchmark::DoNotOptimize(hd::read_libsvm(in, "bench.svm").x.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * libsvm_text().size()));
+  state.SetItemsProcessed(state.iterations() * kRows);
+}
+BENCHMARK(BM_ReadLibsvm)->Unit(benchmark::kMillisecond);
+
+void BM_ReadIdxGzip(benchmark::State& state) {
+  constexpr std::uint32_t n = 2000;
+  auto images = idx_header(3, {n, 28, 28});
+  auto labels = idx_header(1, {n});
+  for (std::uint32_t i = 0; i < n * 784; ++i) images.push_back(static_cast<std::uint8_t>((i * 31) % 251));
+  for (std::uint32_t i = 0; i < n; ++i) labels.push_back(static_cast<std::uint8_t>(i % 10));
+  const auto gz_images = gzip(images);
+  const auto gz_labels = gzip(labels);
+  for (auto _ : state) benchmark::DoNotOptimize(hd::read_idx(gz_images, gz_labels).x.data());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * images.size()));
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_ReadIdxGzip)->Unit(benchmark::kMillisecond);
+
+void BM_ScaleRowsToNorm(benchmark::State& state) {
+  std::istringstream in(csv_text());
+  const hd::Dataset data = hd::read_csv(in, "bench.csv");
+  for (auto _ : state) {
+    state.PauseTiming();
+    hd::Dataset copy = data;
+    state.ResumeTiming();
+    hd::scale_rows_to_norm(copy, 1.0);
+    benchmark::DoNotOptimize(copy.x.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kRows);
+}
+BENCHMARK(BM_ScaleRowsToNorm)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

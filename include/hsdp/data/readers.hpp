@@ -1,0 +1,133 @@
+// Readers for CSV, LIBSVM/svmlight and IDX files, explicit label mapping, privacy-aware
+// preprocessing and a seeded train/test split (docs/data.md).
+//
+// Every reader produces a Dataset whose labels are still raw text (Dataset::raw_labels);
+// Dataset::y stays empty until map_labels() says how the text becomes numbers, so a label
+// is never converted behind the user's back and the mapping can be reported
+// ("B -> -1, M -> +1").
+//
+// Malformed input throws hsdp::InvalidArgument. Text formats name the place as
+// "<file>:<line>:<column>: <what is wrong>" (line and column 1-based, column in bytes);
+// IDX, being binary, names "<file>: byte <offset>: <what is wrong>". Nothing is silently
+// skipped: blank lines, ragged rows, non-finite numbers and trailing bytes are errors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hsdp/data/dataset.hpp"
+
+namespace hsdp::data {
+
+// ---------------------------------------------------------------------------------------
+// Readers. Paths may name plain or gzip-compressed files (detected by the gzip magic
+// bytes, not by the name). CSV and LIBSVM are read line by line (streaming); features are
+// float64 and must be finite.
+
+struct CsvOptions {
+  /// auto_detect: the first line (after skip_lines) is a header when one of its feature
+  /// fields is not a number. auto_detect and present also recognise the scikit-learn header
+  /// "n,d,name0,name1[,...]" (two integers and at least two class names, e.g.
+  /// breast_cancer.csv: "569,30,malignant,benign"): then every row must have d + 1 fields
+  /// and there must be exactly n rows.
+  enum class Header { auto_detect, present, absent };
+  Header header = Header::auto_detect;
+  /// 0-based column holding the label; default: the last column.
+  std::optional<std::size_t> label_column;
+  /// Field separator; fields may be double-quoted ("a,b", "" for a quote inside).
+  char delimiter = ',';
+  /// Lines skipped before anything else (e.g. a preamble); they are not parsed.
+  std::size_t skip_lines = 0;
+};
+
+Dataset read_csv(const std::string& path, const CsvOptions& options = {});
+/// `name` is used in messages and as Dataset::source.
+Dataset read_csv(std::istream& in, const std::string& name, const CsvOptions& options = {});
+
+/// The most values (n * d) a reader stores densely: 2^28 float64 = 2 GiB.
+inline constexpr std::size_t default_max_values = std::size_t{1} << 28;
+
+/// LIBSVM / svmlight: "<label> <index>:<value> ..." with 1-based, strictly increasing
+/// indices, an optional "# comment" at the end of a line, and whole-line "#" comments.
+/// dimension = 0: d is the largest index seen; otherwise d = dimension and a larger index is
+/// an error. Stored densely; n * d > max_values is an error (a sparse file can name a huge
+/// index in a few bytes).
+Dataset read_libsvm(const std::string& path, std::size_t dimension = 0,
+                    std::size_t max_values = default_max_values);
+Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension = 0,
+                    std::size_t max_values = default_max_values);
+
+/// IDX (the MNIST / Fashion-MNIST format), plain or gzipped: an images file of shape
+/// n x d1 x ... (any IDX element type) and a labels file of shape n. Pixels are returned
+/// as float64 *unscaled* (0..255 for the uint8 MNIST files); scale them yourself, e.g. with
+/// scale_features() and the public constant 1/255. Raw labels are the integer text ("0".."9").
+/// A header declaring more than max_values values is an error before anything is stored.
+Dataset read_idx(const std::string& images_path, const std::string& labels_path,
+                 std::size_t max_values = default_max_values);
+/// The same from bytes in memory (plain or gzipped), for tests and fuzzers.
+Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
+                 const std::string& images_name = "images",
+                 const std::string& labels_name = "labels",
+                 std::size_t max_values = default_max_values);
+
+// ---------------------------------------------------------------------------------------
+// Labels.
+
+enum class LabelKind {
+  plus_minus_one,  ///< binary: positive -> +1, the other label -> -1
+  zero_one,        ///< binary: positive -> 1, the other label -> 0
+  classes,         ///< k distinct labels -> class ids 0..k-1 (numeric order if all labels
+                   ///< are numbers, otherwise lexicographic)
+  real,            ///< each label parsed as a finite number (regression); no mapping
+};
+
+/// Fills dataset.y and dataset.labels from dataset.raw_labels. For the binary kinds there
+/// must be exactly 2 distinct labels (otherwise the error names those found). `positive`
+/// names the label that becomes +1 / 1; without it, the larger label is positive (numeric
+/// order if both are numbers, e.g. 0/1 or -1/+1; otherwise lexicographic, e.g. M over B).
+/// `positive` is only allowed for the binary kinds.
+void map_labels(Dataset& dataset, LabelKind kind,
+                std::optional<std::string> positive = std::nullopt);
+
+// ---------------------------------------------------------------------------------------
+// Preprocessing. Each call says what it did and whether it leaks privacy, so the report of
+// a training run can state it. Record-local operations and operations with public constants
+// do not leak; anything computed from the dataset itself does (the output then depends on
+// every record, outside the privacy accounting).
+
+struct Preprocessing {
+  std::string description;
+  bool leaks_privacy = false;
+};
+
+/// x_i <- x_i * min(1, R / ||x_i||_2): record-local, so it keeps privacy. R > 0, finite.
+Preprocessing scale_rows_to_norm(Dataset& dataset, double R);
+/// x_ij <- x_ij * public_scale[j] with user-stated public constants (size d, finite).
+Preprocessing scale_features(Dataset& dataset, const std::vector<double>& public_scale);
+/// x_ij <- (x_ij - mean_j) / std_j with the dataset's own mean and standard deviation
+/// (std 0 -> left centred only). Allowed, but leaks_privacy = true and the description says
+/// why: the statistics depend on every record and are not covered by any privacy analysis.
+Preprocessing standardize_from_data(Dataset& dataset);
+
+// ---------------------------------------------------------------------------------------
+// Subsets.
+
+/// A uniformly random split (Fisher-Yates with a seeded 64-bit generator; the same seed
+/// gives the same split on every platform). The test part has round(test_fraction * n)
+/// records, test_fraction in (0, 1); both parts must be non-empty.
+std::pair<Dataset, Dataset> train_test_split(const Dataset& dataset, double test_fraction,
+                                             std::uint64_t seed);
+
+/// The records whose raw label is one of raw_labels, in file order (e.g. two
+/// Fashion-MNIST classes {"0", "6"}); labels compare as map_labels compares them (by value
+/// when every label is a number, so "1" selects "+1"). The result's labels are unmapped (raw
+/// text kept, y empty). Each requested label must occur in the dataset, once.
+Dataset select_classes(const Dataset& dataset, const std::vector<std::string>& raw_labels);
+
+}  // namespace hsdp::data

@@ -1,0 +1,186 @@
+// IDX reader (the MNIST / Fashion-MNIST format, docs/data.md). Layout: two zero bytes, an
+// element type code, the number of dimensions k, k big-endian uint32 sizes, then the
+// elements in big-endian row-major order. Offsets in messages count decompressed bytes.
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "io.hpp"
+#include "hsdp/data/readers.hpp"
+#include "hsdp/errors.hpp"
+
+namespace hsdp::data {
+namespace {
+
+using detail::fail_at_byte;
+
+struct Idx {
+  std::string name;
+  detail::ByteSource* source = nullptr;
+  std::uint64_t offset = 0;  // bytes consumed so far
+  std::uint8_t type = 0;
+  std::size_t element_size = 0;
+  std::vector<std::uint64_t> dims;
+
+  void read_exact(std::uint8_t* out, std::size_t size, std::string_view what) {
+    const std::size_t got = source->read(out, size);
+    if (got < size)
+      fail_at_byte(name, offset + got, fmt::format("truncated: the data ends inside {}", what));
+    offset += size;
+  }
+
+  void read_header() {
+    std::uint8_t magic[4];
+    read_exact(magic, 4, "the 4-byte magic number");
+    if (magic[0] != 0 || magic[1] != 0)
+      fail_at_byte(name, 0,
+                   fmt::format("wrong magic number {:02x} {:02x} {:02x} {:02x}: an IDX file "
+                               "starts with two zero bytes",
+                               magic[0], magic[1], magic[2], magic[3]));
+    type = magic[2];
+    switch (type) {
+      case 0x08: case 0x09: element_size = 1; break;
+      case 0x0B: element_size = 2; break;
+      case 0x0C: case 0x0D: element_size = 4; break;
+      case 0x0E: element_size = 8; break;
+      default:
+        fail_at_byte(name, 2,
+                     fmt::format("unknown IDX element type 0x{:02x} (must be 0x08, 0x09, "
+                                 "0x0b, 0x0c, 0x0d or 0x0e)",
+                                 type));
+    }
+    if (magic[3] == 0) fail_at_byte(name, 3, "zero dimensions (must be at least 1)");
+    dims.resize(magic[3]);
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+      std::uint8_t b[4];
+      read_exact(b, 4, fmt::format("the size of dimension {}", k));
+      dims[k] = (std::uint64_t{b[0]} << 24) | (std::uint64_t{b[1]} << 16) |
+                (std::uint64_t{b[2]} << 8) | b[3];
+      if (dims[k] == 0) fail_at_byte(name, offset - 4, fmt::format("dimension {} has size 0", k));
+    }
+  }
+
+  // Reads `count` elements as float64. `count` has been checked against max_values, but the
+  // raw bytes are read in chunks so a header that promises more than the file holds fails
+  // with "truncated" before any large allocation.
+  std::vector<double> read_values(std::uint64_t count) {
+    std::vector<std::uint8_t> raw;
+    const std::uint64_t total = count * element_size;
+    const std::uint64_t start = offset;
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    while (raw.size() < total) {
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, total - raw.size()));
+      const std::size_t old = raw.size();
+      raw.resize(old + want);
+      const std::size_t got = source->read(raw.data() + old, want);
+      if (got < want)
+        fail_at_byte(name, start + old + got,
+                     fmt::format("truncated: the header declares {} values ({} bytes of data) "
+                                 "but the data ends after {} bytes",
+                                 count, total, old + got));
+    }
+    offset += total;
+    std::vector<double> out(static_cast<std::size_t>(count));
+    const std::uint8_t* p = raw.data();
+    for (std::size_t i = 0; i < out.size(); ++i, p += element_size) {
+      double v = 0;
+      switch (type) {
+        case 0x08: v = p[0]; break;
+        case 0x09: v = static_cast<std::int8_t>(p[0]); break;
+        case 0x0B: v = static_cast<std::int16_t>(static_cast<std::uint16_t>((p[0] << 8) | p[1])); break;
+        case 0x0C: v = static_cast<std::int32_t>(be32(p)); break;
+        case 0x0D: v = std::bit_cast<float>(be32(p)); break;
+        default: v = std::bit_cast<double>((std::uint64_t{be32(p)} << 32) | be32(p + 4)); break;
+      }
+      if (!std::isfinite(v))
+        fail_at_byte(name, start + i * element_size,
+                     fmt::format("value {} is not finite", i));
+      out[i] = v;
+    }
+    return out;
+  }
+
+  void expect_end() {
+    std::uint8_t extra = 0;
+    if (source->read(&extra, 1) != 0)
+      fail_at_byte(name, offset, "unexpected data after the values the header declares");
+  }
+
+  static std::uint32_t be32(const std::uint8_t* p) {
+    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) |
+           (std::uint32_t{p[2]} << 8) | p[3];
+  }
+};
+
+Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
+             const std::string& images_name, const std::string& labels_name,
+             std::size_t max_values) {
+  if (max_values == 0) fail("max_values", "0", "at least 1");
+  Idx images;
+  images.name = images_name;
+  images.source = &images_src;
+  Idx labels;
+  labels.name = labels_name;
+  labels.source = &labels_src;
+  images.read_header();
+  labels.read_header();
+  if (images.dims.size() < 2)
+    fail_at_byte(images_name, 3,
+                 "1 dimension: an images file needs at least 2 (records x features)");
+  if (labels.dims.size() != 1)
+    fail_at_byte(labels_name, 3,
+                 fmt::format("{} dimensions: a labels file has exactly 1", labels.dims.size()));
+  const std::uint64_t n = images.dims[0];
+  if (labels.dims[0] != n)
+    fail_at_byte(labels_name, 4,
+                 fmt::format("{} labels, but {} has {} records", labels.dims[0], images_name, n));
+  std::uint64_t d = 1;
+  for (std::size_t k = 1; k < images.dims.size(); ++k) {
+    if (images.dims[k] > max_values / d)
+      fail_at_byte(images_name, 4, fmt::format("record size exceeds max_values = {}", max_values));
+    d *= images.dims[k];
+  }
+  if (n > max_values / d)
+    fail_at_byte(images_name, 4,
+                 fmt::format("{} records x {} values: more than max_values = {}", n, d,
+                             max_values));
+
+  Dataset data;
+  data.source = images_name;
+  data.n = static_cast<std::size_t>(n);
+  data.d = static_cast<std::size_t>(d);
+  data.x = images.read_values(n * d);
+  images.expect_end();
+  const std::vector<double> y = labels.read_values(n);
+  labels.expect_end();
+  data.raw_labels.reserve(data.n);
+  data.origin.reserve(data.n);
+  const bool integral = labels.type != 0x0D && labels.type != 0x0E;
+  for (std::size_t i = 0; i < data.n; ++i) {
+    data.raw_labels.push_back(integral ? std::to_string(static_cast<std::int64_t>(y[i]))
+                                       : fmt::format("{}", y[i]));
+    data.origin.push_back(i);
+  }
+  return data;
+}
+
+}  // namespace
+
+Dataset read_idx(const std::string& images_path, const std::string& labels_path,
+                 std::size_t max_values) {
+  auto images = detail::open_bytes(images_path);
+  auto labels = detail::open_bytes(labels_path);
+  return read(*images, *labels, images_path, labels_path, max_values);
+}
+
+Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
+                 const std::string& images_name, const std::string& labels_name,
+                 std::size_t max_values) {
+  auto i = detail::memory_bytes(images, images_name);
+  auto l = detail::memory_bytes(labels, labels_name);
+  return read(*i, *l, images_name, labels_name, max_values);
+}
+
+}  // namespace hsdp::data

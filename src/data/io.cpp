@@ -1,0 +1,265 @@
+#include "io.hpp"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "hsdp/errors.hpp"
+
+namespace hsdp::data::detail {
+
+void fail_at(std::string_view name, std::size_t line, std::size_t column, std::string_view what) {
+  throw InvalidArgument(fmt::format("{}:{}:{}: {}", name, line, column, what));
+}
+
+void fail_at_byte(std::string_view name, std::uint64_t offset, std::string_view what) {
+  throw InvalidArgument(fmt::format("{}: byte {}: {}", name, offset, what));
+}
+
+std::string quoted(std::string_view token) {
+  constexpr std::size_t shown = 40;
+  std::string out = "'";
+  for (std::size_t i = 0; i < token.size() && i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("\\x{:02x}", c);
+  }
+  if (token.size() > shown) out += "...";
+  return out + "'";
+}
+
+bool parse_finite(std::string_view text, double& value, std::string* why) {
+  auto reason = [&](const char* r) {
+    if (why) *why = r;
+    return false;
+  };
+  if (text.empty()) return reason("empty");
+  std::string_view body = text;
+  // std::from_chars rejects a leading '+', but LIBSVM labels are written "+1".
+  if (body.front() == '+') {
+    body.remove_prefix(1);
+    if (body.empty() || body.front() == '-' || body.front() == '+') return reason("not a number");
+  }
+  const auto* first = body.data();
+  const auto* last = body.data() + body.size();
+  const auto [end, ec] = std::from_chars(first, last, value);
+  if (ec == std::errc::result_out_of_range) return reason("out of the float64 range");
+  if (ec != std::errc() || end != last) return reason("not a number");
+  if (!std::isfinite(value)) return reason("not finite");
+  return true;
+}
+
+namespace {
+
+// Where the (possibly compressed) bytes come from.
+class RawInput {
+ public:
+  virtual ~RawInput() = default;
+  virtual std::size_t read(std::uint8_t* out, std::size_t size) = 0;
+};
+
+class FileInput final : public RawInput {
+ public:
+  explicit FileInput(const std::string& path) : path_(path) {
+    file_ = std::fopen(path.c_str(), "rb");
+    if (file_ == nullptr)
+      fail("path", quoted(path), fmt::format("a readable file ({})", std::strerror(errno)));
+  }
+  FileInput(const FileInput&) = delete;
+  FileInput& operator=(const FileInput&) = delete;
+  ~FileInput() override { std::fclose(file_); }
+  std::size_t read(std::uint8_t* out, std::size_t size) override {
+    const std::size_t got = std::fread(out, 1, size, file_);
+    if (got < size && std::ferror(file_))
+      throw InvalidArgument(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+    return got;
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+class MemoryInput final : public RawInput {
+ public:
+  explicit MemoryInput(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+  std::size_t read(std::uint8_t* out, std::size_t size) override {
+    const std::size_t n = std::min(size, bytes_.size() - pos_);
+    if (n > 0) std::memcpy(out, bytes_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  std::size_t pos_ = 0;
+};
+
+// Plain bytes, or gzip decompressed on the fly (detected from the magic bytes 1f 8b).
+// zlib's own gzread would silently ignore bytes after the last gzip member and treat a
+// truncated stream as a short one; here both are errors, since nothing may be skipped.
+class Decoder final : public ByteSource {
+ public:
+  Decoder(std::unique_ptr<RawInput> input, std::string name)
+      : input_(std::move(input)), name_(std::move(name)), in_(1 << 16) {
+    fill();
+    gzip_ = avail_ >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
+    if (gzip_ && inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK)
+      throw InvalidArgument(fmt::format("{}: cannot initialise the gzip decoder", name_));
+  }
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+  ~Decoder() override {
+    if (gzip_) inflateEnd(&stream_);
+  }
+
+  std::size_t read(std::uint8_t* out, std::size_t size) override {
+    std::size_t total = 0;
+    while (total < size && !done_) {
+      if (pos_ == avail_ && !fill()) {
+        if (gzip_ && !at_member_start_)
+          throw InvalidArgument(fmt::format("{}: truncated gzip data", name_));
+        done_ = true;
+        break;
+      }
+      if (!gzip_) {
+        const std::size_t n = std::min(size - total, avail_ - pos_);
+        std::memcpy(out + total, in_.data() + pos_, n);
+        pos_ += n;
+        total += n;
+        continue;
+      }
+      if (at_member_start_) {
+        // Between members only another gzip member may follow (concatenated members form
+        // one stream, as gzip(1) treats them).
+        if (in_[pos_] != 0x1f || (pos_ + 1 < avail_ && in_[pos_ + 1] != 0x8b))
+          fail_at_byte(name_, offset_ + pos_,
+                       "data after the end of the gzip stream (not another gzip member)");
+        if (members_ > 0) inflateReset(&stream_);
+        at_member_start_ = false;
+      }
+      stream_.next_in = in_.data() + pos_;
+      stream_.avail_in = static_cast<uInt>(avail_ - pos_);
+      const auto want = static_cast<uInt>(std::min<std::size_t>(size - total, 1u << 30));
+      stream_.next_out = out + total;
+      stream_.avail_out = want;
+      const int rc = inflate(&stream_, Z_NO_FLUSH);
+      total += want - stream_.avail_out;
+      pos_ = avail_ - stream_.avail_in;
+      if (rc == Z_STREAM_END) {
+        ++members_;
+        at_member_start_ = true;
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        throw InvalidArgument(fmt::format("{}: invalid gzip data: {}", name_,
+                                          stream_.msg ? stream_.msg : zError(rc)));
+      }
+    }
+    return total;
+  }
+
+ private:
+  // Refills the input buffer once it is used up; false at the end of the input.
+  bool fill() {
+    offset_ += avail_;
+    pos_ = 0;
+    avail_ = input_->read(in_.data(), in_.size());
+    return avail_ > 0;
+  }
+
+  std::unique_ptr<RawInput> input_;
+  std::string name_;
+  std::vector<std::uint8_t> in_;
+  std::size_t pos_ = 0;
+  std::size_t avail_ = 0;
+  std::uint64_t offset_ = 0;  // compressed bytes before in_[0]
+  bool gzip_ = false;
+  bool done_ = false;
+  bool at_member_start_ = true;
+  std::size_t members_ = 0;
+  z_stream stream_{};
+};
+
+class ByteLines final : public LineSource {
+ public:
+  explicit ByteLines(std::unique_ptr<ByteSource> bytes)
+      : bytes_(std::move(bytes)), buffer_(1 << 16) {}
+
+  bool next(std::string& line) override {
+    line.clear();
+    bool any = false;
+    for (;;) {
+      if (pos_ == len_) {
+        len_ = bytes_->read(buffer_.data(), buffer_.size());
+        pos_ = 0;
+        if (len_ == 0) return any && finish(line);
+      }
+      any = true;
+      const auto* start = reinterpret_cast<const char*>(buffer_.data() + pos_);
+      const auto* nl = static_cast<const char*>(std::memchr(start, '\n', len_ - pos_));
+      if (nl == nullptr) {
+        line.append(start, len_ - pos_);
+        pos_ = len_;
+        continue;
+      }
+      line.append(start, static_cast<std::size_t>(nl - start));
+      pos_ += static_cast<std::size_t>(nl - start) + 1;
+      return finish(line);
+    }
+  }
+
+ private:
+  static bool finish(std::string& line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
+  }
+  std::unique_ptr<ByteSource> bytes_;
+  std::vector<std::uint8_t> buffer_;
+  std::size_t pos_ = 0;
+  std::size_t len_ = 0;
+};
+
+class StreamLines final : public LineSource {
+ public:
+  StreamLines(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
+  bool next(std::string& line) override {
+    if (!std::getline(in_, line)) {
+      if (in_.bad()) throw InvalidArgument(fmt::format("{}: read error", name_));
+      return false;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
+  }
+
+ private:
+  std::istream& in_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<LineSource> open_lines(const std::string& path) {
+  return std::make_unique<ByteLines>(open_bytes(path));
+}
+
+std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name) {
+  return std::make_unique<StreamLines>(in, name);
+}
+
+std::unique_ptr<ByteSource> open_bytes(const std::string& path) {
+  return std::make_unique<Decoder>(std::make_unique<FileInput>(path), path);
+}
+
+std::unique_ptr<ByteSource> memory_bytes(std::span<const std::uint8_t> bytes,
+                                         const std::string& name) {
+  return std::make_unique<Decoder>(std::make_unique<MemoryInput>(bytes), name);
+}
+
+}  // namespace hsdp::data::detail

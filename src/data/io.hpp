@@ -1,0 +1,57 @@
+// Shared plumbing of the data readers: line and byte sources (plain or gzip, file or
+// memory), strict number parsing and the "file:line:column: message" errors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hsdp::data::detail {
+
+/// Throws hsdp::InvalidArgument("<name>:<line>:<column>: <what>").
+[[noreturn]] void fail_at(std::string_view name, std::size_t line, std::size_t column,
+                          std::string_view what);
+/// Throws hsdp::InvalidArgument("<name>: byte <offset>: <what>") (binary formats).
+[[noreturn]] void fail_at_byte(std::string_view name, std::uint64_t offset,
+                               std::string_view what);
+
+/// A token as it appears in a message: quoted, at most 40 characters, control and
+/// non-ASCII bytes escaped as \xHH so a binary file cannot garble the terminal.
+std::string quoted(std::string_view token);
+
+/// Parses the whole of `text` as a finite float64 ("+" allowed in front). Returns false on
+/// anything else (empty, trailing characters, inf, nan, out of range); `why` says which.
+bool parse_finite(std::string_view text, double& value, std::string* why = nullptr);
+
+/// Lines of a text stream with the terminator ("\n" or "\r\n") removed. The text after
+/// the last newline is a line if it is not empty, as with std::getline.
+class LineSource {
+ public:
+  virtual ~LineSource() = default;
+  /// false at the end of the input.
+  virtual bool next(std::string& line) = 0;
+};
+
+/// Reads `path` (plain or gzip, detected from its content) in chunks, never whole.
+std::unique_ptr<LineSource> open_lines(const std::string& path);
+std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name);
+
+/// Bytes of a binary stream, decompressed on the fly when it is gzip.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  /// Reads up to `size` bytes; returns how many were read (fewer only at the end).
+  virtual std::size_t read(std::uint8_t* out, std::size_t size) = 0;
+};
+
+std::unique_ptr<ByteSource> open_bytes(const std::string& path);
+/// `bytes` must outlive the source.
+std::unique_ptr<ByteSource> memory_bytes(std::span<const std::uint8_t> bytes,
+                                         const std::string& name);
+
+}  // namespace hsdp::data::detail

@@ -1,0 +1,139 @@
+// LIBSVM / svmlight reader (docs/data.md): streaming, sparse while reading, dense at the end.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdint>
+
+#include "io.hpp"
+#include "hsdp/data/readers.hpp"
+#include "hsdp/errors.hpp"
+
+namespace hsdp::data {
+namespace {
+
+using detail::fail_at;
+using detail::quoted;
+
+bool blank(char c) { return c == ' ' || c == '\t'; }
+
+Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dimension,
+             std::size_t max_values) {
+  if (max_values == 0) fail("max_values", "0", "at least 1");
+  Dataset data;
+  data.source = name;
+  // Sparse while reading: with dimension = 0, d is known only at the end.
+  std::vector<std::size_t> row_start{0};
+  std::vector<std::uint64_t> index;
+  std::vector<double> value;
+  std::uint64_t max_index = 0;
+  std::uint64_t max_index_line = 0;
+
+  std::string line;
+  std::size_t lineno = 0;
+  while (lines.next(line)) {
+    ++lineno;
+    std::string_view rest(line);
+    if (const auto hash = rest.find('#'); hash != std::string_view::npos) {
+      // A comment runs to the end of the line; a line that is only a comment is not a record.
+      if (rest.find_first_not_of(" \t") == hash) continue;
+      rest = rest.substr(0, hash);
+    }
+    std::size_t i = 0;
+    auto token = [&]() -> std::pair<std::string_view, std::size_t> {
+      while (i < rest.size() && blank(rest[i])) ++i;
+      const std::size_t start = i;
+      while (i < rest.size() && !blank(rest[i])) ++i;
+      return {rest.substr(start, i - start), start + 1};
+    };
+
+    const auto [label, label_column] = token();
+    if (label.empty()) fail_at(name, lineno, 1, "empty line (every line must be a record)");
+    if (label.find(':') != std::string_view::npos)
+      fail_at(name, lineno, label_column,
+              fmt::format("expected a label before the features, found {}", quoted(label)));
+    data.raw_labels.emplace_back(label);
+
+    std::uint64_t previous = 0;
+    for (;;) {
+      const auto [tok, column] = token();
+      if (tok.empty()) break;
+      const auto colon = tok.find(':');
+      if (colon == std::string_view::npos)
+        fail_at(name, lineno, column,
+                fmt::format("expected <index>:<value>, found {}", quoted(tok)));
+      const auto idx_text = tok.substr(0, colon);
+      const auto val_text = tok.substr(colon + 1);
+      if (idx_text == "qid")
+        fail_at(name, lineno, column, "qid (svmlight ranking groups) is not supported");
+      std::uint64_t idx = 0;
+      const auto* idx_end = idx_text.data() + idx_text.size();
+      const auto [p, ec] = std::from_chars(idx_text.data(), idx_end, idx);
+      if (idx_text.empty() || ec == std::errc::invalid_argument || p != idx_end)
+        fail_at(name, lineno, column,
+                fmt::format("feature index {} is not a positive integer", quoted(idx_text)));
+      if (ec == std::errc::result_out_of_range)
+        fail_at(name, lineno, column,
+                fmt::format("feature index {} is out of range", quoted(idx_text)));
+      if (idx == 0)
+        fail_at(name, lineno, column, "feature index 0: indices are 1-based (must be >= 1)");
+      if (idx == previous)
+        fail_at(name, lineno, column, fmt::format("duplicate feature index {}", idx));
+      if (idx < previous)
+        fail_at(name, lineno, column,
+                fmt::format("feature index {} after {}: indices must be strictly increasing",
+                            idx, previous));
+      if (dimension != 0 && idx > dimension)
+        fail_at(name, lineno, column,
+                fmt::format("feature index {}: must be at most dimension = {}", idx, dimension));
+      double v = 0;
+      std::string why;
+      if (!detail::parse_finite(val_text, v, &why))
+        fail_at(name, lineno, column + colon + 1,
+                fmt::format("value {} of feature {} is {} (features must be finite float64 "
+                            "numbers)",
+                            quoted(val_text), idx, why));
+      previous = idx;
+      index.push_back(idx);
+      value.push_back(v);
+      if (idx > max_index) {
+        max_index = idx;
+        max_index_line = lineno;
+      }
+    }
+    row_start.push_back(index.size());
+    data.origin.push_back(lineno);
+    ++data.n;
+  }
+  if (data.n == 0) fail_at(name, lineno + 1, 1, "no records");
+  if (dimension == 0 && max_index == 0)
+    fail_at(name, lineno + 1, 1,
+            "no feature index in the file: the dimension cannot be inferred (pass it)");
+  const std::uint64_t d = dimension != 0 ? dimension : max_index;
+  if (d > max_values || data.n > max_values / d)
+    throw InvalidArgument(fmt::format(
+        "{}: {} records x {} features{} = more than max_values = {} values stored densely",
+        name, data.n, d,
+        dimension != 0 ? "" : fmt::format(" (largest index, line {})", max_index_line),
+        max_values));
+  data.d = static_cast<std::size_t>(d);
+  data.x.assign(data.n * data.d, 0.0);
+  for (std::size_t r = 0; r < data.n; ++r)
+    for (std::size_t k = row_start[r]; k < row_start[r + 1]; ++k)
+      data.x[r * data.d + (index[k] - 1)] = value[k];
+  return data;
+}
+
+}  // namespace
+
+Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension,
+                    std::size_t max_values) {
+  auto lines = detail::istream_lines(in, name);
+  return read(*lines, name, dimension, max_values);
+}
+
+Dataset read_libsvm(const std::string& path, std::size_t dimension, std::size_t max_values) {
+  auto lines = detail::open_lines(path);
+  return read(*lines, path, dimension, max_values);
+}
+
+}  // namespace hsdp::data
