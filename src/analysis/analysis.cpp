@@ -63,8 +63,17 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     if (std::isnan(ld))
       throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", name(), eps));
     // delta > 1 is vacuous; report the trivially true 1.
-    const double delta = ld >= 0.0 ? 1.0 : std::exp(ld);
+    double delta = ld >= 0.0 ? 1.0 : std::exp(ld);
     r.epsilon = eps;
+    // Below the smallest normal double exp() loses precision and then underflows to 0, which
+    // would report a positive delta as 0: an upper bound reports DBL_MIN (above the true
+    // value) with the exact log delta in the note; a lower bound keeps what it can represent.
+    constexpr double kMinNormal = std::numeric_limits<double>::min();
+    if (ld > -std::numeric_limits<double>::infinity() && ld < std::log(kMinNormal)) {
+      if (kind() == BoundKind::upper) delta = kMinNormal;
+      r.note = fmt::format("delta = e^{} is below the smallest normal double; reported as {}",
+                           show(ld), show(delta));
+    }
     r.delta = kind() == BoundKind::upper ? std::min(1.0, round_up(delta)) : delta;
   } else if (query.delta) {
     const double eps = epsilon(run, *query.delta);
