@@ -20,18 +20,36 @@ std::function<int()> add_account(CLI::App& app) {
     RunFlags run;
     bool json = false;
     std::vector<std::string> only;
+    bool per_index = false;
+    std::int64_t per_index_points = 1000;
   };
   auto opt = std::make_shared<Options>();
   opt->run.add_to(*sub);
   sub->add_flag("--json", opt->json, "Print JSON instead of the table");
   sub->add_option("--analysis", opt->only, "Restrict to the named analysis (repeatable)");
+  sub->add_flag("--per-index", opt->per_index,
+                "Also show, for the per-index analyses, the guarantee of the record at every "
+                "position i = 1..n (a stated subsample when n exceeds --per-index-points)");
+  sub->add_option("--per-index-points", opt->per_index_points,
+                  "Most positions shown by --per-index (>= 16)")
+      ->capture_default_str();
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;
     const Run run = opt->run.to_run();
     const Query query = opt->run.to_query();
     std::vector<AnalysisPtr> chosen;
     for (const auto& name : opt->only) chosen.push_back(find_analysis(name));
-    const Report report = chosen.empty() ? account(run, query) : account(run, query, chosen);
+    if (opt->per_index) {
+      if (run.index)
+        fail("--index", std::to_string(*run.index),
+             "absent with --per-index (the view covers every index 1..n)");
+      require_range("--per-index-points", opt->per_index_points, 16, std::int64_t{1} << 30);
+    }
+    Report report = chosen.empty() ? account(run, query) : account(run, query, chosen);
+    if (opt->per_index)
+      add_per_index(report, chosen.empty() ? std::span<const AnalysisPtr>(all_analyses())
+                                           : std::span<const AnalysisPtr>(chosen),
+                    opt->per_index_points);
     // An analysis the user asked for by name that does not apply is an input error:
     // its reason names the violated assumption (e.g. eta above 2/beta).
     for (const auto& r : report.analyses)

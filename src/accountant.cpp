@@ -1,6 +1,12 @@
 #include "hsdp/accountant.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+
+#include "hsdp/errors.hpp"
 
 namespace hsdp {
 
@@ -8,11 +14,11 @@ Report account(const Run& run, const Query& query) { return account(run, query, 
 
 Report account(const Run& run, const Query& query, std::span<const AnalysisPtr> analyses) {
   run.validate();
-  Report report{run, query, {}, std::nullopt};
+  Report report{run, query, {}, std::nullopt, std::nullopt};
   report.analyses.reserve(analyses.size());
   for (const auto& a : analyses) report.analyses.push_back(a->evaluate(run, query));
   // The tightest valid guarantee: minimum of the queried-for quantity over applicable
-  // upper bounds.
+  // upper bounds. A lower bound (e.g. langevin Thm 3) is never "best".
   auto value = [&](const AnalysisResult& r) { return query.delta ? *r.epsilon : *r.delta; };
   for (std::size_t i = 0; i < report.analyses.size(); ++i) {
     const auto& r = report.analyses[i];
@@ -20,6 +26,103 @@ Report account(const Run& run, const Query& query, std::span<const AnalysisPtr> 
     if (!report.best || value(r) < value(report.analyses[*report.best])) report.best = i;
   }
   return report;
+}
+
+bool is_per_index(const Analysis& analysis, const Run& run) {
+  if (analysis.check(run)) return false;
+  for (const std::int64_t i : {std::int64_t{1}, run.n}) {
+    Run probe = run;
+    probe.index = i;
+    if (analysis.check(probe)) return false;
+    const auto reported = analysis.index(probe);
+    if (!reported || *reported != i) return false;
+  }
+  return true;
+}
+
+std::vector<std::int64_t> per_index_positions(std::int64_t n, std::int64_t max_points) {
+  require_range("n", n, 1, std::int64_t{1} << 53);
+  require_range("max_points", max_points, 16, std::int64_t{1} << 30);
+  std::vector<std::int64_t> out;
+  if (n <= max_points) {
+    out.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i + 1;
+    return out;
+  }
+  // Half the budget on a linear grid over 1..n, half on n - k with k geometric in [1, n):
+  // the bounds change fastest for the last records (fewest later steps to amplify them).
+  const std::int64_t half = max_points / 2;
+  const double nd = static_cast<double>(n);
+  for (std::int64_t j = 0; j < half; ++j)
+    out.push_back(1 + static_cast<std::int64_t>(std::llround(static_cast<double>(j) * (nd - 1) /
+                                                             static_cast<double>(half - 1))));
+  for (std::int64_t j = 0; j < half; ++j) {
+    const double k = std::floor(std::exp(static_cast<double>(j) * std::log(nd) / static_cast<double>(half)));
+    out.push_back(n - static_cast<std::int64_t>(k) + 1);  // k = 1 gives n
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::erase_if(out, [&](std::int64_t i) { return i < 1 || i > n; });
+  return out;
+}
+
+namespace {
+
+// One analysis at one position, rounded as Analysis::evaluate rounds (without its details).
+IndexPoint evaluate_at(const Analysis& a, const Run& run, const Query& query) {
+  IndexPoint p{*run.index, 0.0, 0.0};
+  const bool upper = a.kind() == BoundKind::upper;
+  if (query.epsilon) {
+    const double ld = a.log_delta(run, *query.epsilon);
+    if (std::isnan(ld))
+      throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}, index {}", a.name(),
+                                         *query.epsilon, p.index));
+    const double delta = ld >= 0.0 ? 1.0 : std::exp(ld);
+    p.epsilon = *query.epsilon;
+    p.delta = upper ? std::min(1.0, round_up(delta)) : delta;
+  } else {
+    const double eps = a.epsilon(run, *query.delta);
+    if (std::isnan(eps))
+      throw std::logic_error(fmt::format("{}: epsilon is NaN at delta = {}, index {}", a.name(),
+                                         *query.delta, p.index));
+    p.delta = *query.delta;
+    p.epsilon = upper ? round_up(eps) : eps;
+  }
+  return p;
+}
+
+std::optional<std::int64_t> worst_index_of(const AnalysisResult& r) {
+  if (r.index) return r.index;
+  for (const auto& d : r.details)
+    if (d.name == "worst_index") return static_cast<std::int64_t>(d.value);
+  return std::nullopt;
+}
+
+}  // namespace
+
+void add_per_index(Report& report, std::span<const AnalysisPtr> analyses, std::int64_t max_points) {
+  const Run& run = report.run;
+  if (run.index)
+    fail("index", static_cast<double>(*run.index),
+         "absent for the per-index view (it covers every index 1..n)");
+  PerIndexView view;
+  view.indices = per_index_positions(run.n, max_points);
+  view.subsampled = static_cast<std::int64_t>(view.indices.size()) < run.n;
+  for (const auto& a : analyses) {
+    if (!is_per_index(*a, run)) continue;
+    PerIndexView::Curve curve;
+    curve.name = std::string(a->name());
+    for (const auto& r : report.analyses)
+      if (r.name == curve.name) curve.worst_index = worst_index_of(r);
+    curve.points.reserve(view.indices.size());
+    Run at = run;
+    for (const std::int64_t i : view.indices) {
+      at.index = i;
+      curve.points.push_back(evaluate_at(*a, at, report.query));
+    }
+    view.curves.push_back(std::move(curve));
+  }
+  report.per_index = std::move(view);
 }
 
 }  // namespace hsdp

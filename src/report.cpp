@@ -27,6 +27,34 @@ std::string show_value(double v) {
   return fmt::format("{:.10g}", v);
 }
 
+// The per-index view: one row per position, one column per per-index analysis.
+std::string per_index_table(const Report& report) {
+  const auto& v = *report.per_index;
+  const bool by_delta = report.query.delta.has_value();
+  std::string out = fmt::format("\nper-index {} ({}):\n", by_delta ? "epsilon" : "delta",
+                                v.subsampled
+                                    ? fmt::format("{} of the n = {} positions: a linear grid plus "
+                                                  "positions dense near i = n",
+                                                  v.indices.size(), report.run.n)
+                                    : fmt::format("every position i = 1..{}", report.run.n));
+  if (v.curves.empty()) return out + "  no per-index analysis applies to this run\n";
+  std::string header = fmt::format("{:>12}", "index");
+  for (const auto& c : v.curves) header += fmt::format("  {:>{}}", c.name, std::max<std::size_t>(16, c.name.size()));
+  out += header + "\n";
+  for (std::size_t k = 0; k < v.indices.size(); ++k) {
+    std::string row = fmt::format("{:>12}", v.indices[k]);
+    for (const auto& c : v.curves) {
+      const auto& p = c.points[k];
+      row += fmt::format("  {:>{}}", show_value(by_delta ? p.epsilon : p.delta),
+                         std::max<std::size_t>(16, c.name.size()));
+    }
+    out += row + "\n";
+  }
+  for (const auto& c : v.curves)
+    if (c.worst_index) out += fmt::format("worst index ({}): {}\n", c.name, *c.worst_index);
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Run& run) {
@@ -91,6 +119,24 @@ nlohmann::json to_json(const Report& report) {
   } else {
     j["best"] = nullptr;
   }
+  if (report.per_index) {
+    const auto& v = *report.per_index;
+    nlohmann::json p;
+    p["indices_evaluated"] = v.indices.size();
+    p["subsampled"] = v.subsampled;
+    p["analyses"] = nlohmann::json::array();
+    for (const auto& c : v.curves) {
+      nlohmann::json a;
+      a["name"] = c.name;
+      if (c.worst_index) a["worst_index"] = *c.worst_index;
+      a["points"] = nlohmann::json::array();
+      for (const auto& pt : c.points)
+        a["points"].push_back(
+            {{"index", pt.index}, {"epsilon", number(pt.epsilon)}, {"delta", number(pt.delta)}});
+      p["analyses"].push_back(a);
+    }
+    j["per_index"] = p;
+  }
   return j;
 }
 
@@ -135,6 +181,7 @@ std::string to_table(const Report& report) {
   } else {
     out += "\nbest: none (no analysis applies to this run)\n";
   }
+  if (report.per_index) out += per_index_table(report);
   return out;
 }
 

@@ -7,6 +7,9 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/errors.hpp"
+#include "cli_runner.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -137,4 +140,229 @@ TEST(Query, Validation) {
   EXPECT_NO_THROW(hsdp::Query::at_epsilon(0.0));
 }
 
+// ---- The accountant on real runs: best = minimum over applicable upper bounds.
+
+// journal Fig. 2 setting (n = T = 100, b = 1, eta = 0.05, L = beta = 1, D = 1), journal sigma.
+hsdp::Run journal_run(double sigma) {
+  hsdp::Run run;
+  run.n = 100;
+  run.steps = 100;
+  run.batch_size = 1;
+  run.sampling = hsdp::Sampling::cyclic;
+  run.eta = hsdp::Schedule(0.05);
+  run.noise_std = hsdp::Schedule(0.05 * sigma);
+  run.loss.lipschitz = 1.0;
+  run.loss.smoothness = 1.0;
+  run.diameter = 1.0;
+  return run;
+}
+
+std::vector<hsdp::Run> several_runs() {
+  std::vector<hsdp::Run> runs;
+  runs.push_back(journal_run(3.0));  // last iterate: contraction, balle, composition, shifted
+  auto stop = journal_run(3.0);
+  stop.release = hsdp::Release::random_stop;  // contraction-random-stop, online-gd, pabi
+  runs.push_back(stop);
+  auto shuffled = journal_run(2.0);
+  shuffled.sampling = hsdp::Sampling::shuffle;
+  shuffled.batch_size = 10;
+  shuffled.steps = 10;
+  runs.push_back(shuffled);
+  auto full = journal_run(4.0);  // full-batch noisy GD: langevin and its lower bound
+  full.sampling = hsdp::Sampling::full;
+  full.batch_size = 100;
+  full.steps = 50;
+  full.loss.strong_convexity = 0.5;
+  full.diameter = std::numeric_limits<double>::infinity();  // langevin Thm 3 is unconstrained
+  runs.push_back(full);
+  auto every = journal_run(5.0);
+  every.release = hsdp::Release::every;
+  runs.push_back(every);
+  return runs;
+}
+
+TEST(Accountant, BestEqualsMinimumOverApplicableAnalysesOnRealRuns) {
+  int with_lower = 0;
+  for (const auto& run : several_runs()) {
+    for (const auto& query : {hsdp::Query::at_delta(1e-5), hsdp::Query::at_epsilon(1.0)}) {
+      const auto report = hsdp::account(run, query);
+      ASSERT_TRUE(report.best) << run.summary();
+      // Independently of account(): each analysis evaluated on its own, the minimum taken
+      // over those that apply and are upper bounds.
+      double minimum = std::numeric_limits<double>::infinity();
+      std::string argmin;
+      for (const auto& a : hsdp::all_analyses()) {
+        if (a->check(run)) continue;
+        if (a->kind() == hsdp::BoundKind::lower) {
+          ++with_lower;
+          continue;
+        }
+        const auto r = a->evaluate(run, query);
+        const double v = query.delta ? *r.epsilon : *r.delta;
+        if (v < minimum) minimum = v, argmin = r.name;
+      }
+      const auto& best = report.analyses[*report.best];
+      EXPECT_EQ(best.kind, hsdp::BoundKind::upper);
+      EXPECT_EQ(query.delta ? *best.epsilon : *best.delta, minimum) << run.summary();
+      EXPECT_EQ(best.name, argmin) << run.summary();
+      // Every applicable result carries a number; every other one a reason and no number.
+      for (const auto& r : report.analyses) {
+        EXPECT_EQ(r.applicable, r.reason.empty()) << r.name;
+        EXPECT_EQ(r.applicable, r.epsilon.has_value()) << r.name;
+      }
+    }
+  }
+  EXPECT_GT(with_lower, 0);  // the full-batch run exercises langevin-lower, never "best"
+}
+
+// ---- Per-index view.
+
+// E_{e^eps}(N(r,1) || N(0,1)) = Q(eps/r - r/2) - e^eps Q(eps/r + r/2) (journal Lemma 1).
+double theta(double eps, double r) {
+  auto q = [](double x) { return 0.5 * std::erfc(x / std::sqrt(2.0)); };
+  return q(eps / r - r / 2) - std::exp(eps) * q(eps / r + r / 2);
+}
+
+TEST(PerIndex, ContractionCurveMatchesThm4ClosedForm) {
+  // journal Thm 4 eq. (16), constant parameters, b = 1: the record at position i is
+  // processed at step i and contracted by the T - i later steps:
+  //   delta_i(eps) = theta(2 eta L / s) theta(D / s)^{T - i},  s = eta sigma,
+  // with D = dia(W) = 1 (convex, smooth, eta <= 2/beta: journal App. H).
+  const auto run = journal_run(3.0);
+  const double eps = 1.0, s = 0.15;
+  auto report = hsdp::account(run, hsdp::Query::at_epsilon(eps));
+  hsdp::add_per_index(report, hsdp::all_analyses());
+  ASSERT_TRUE(report.per_index);
+  const auto& view = *report.per_index;
+  EXPECT_FALSE(view.subsampled);
+  ASSERT_EQ(view.indices.size(), 100u);
+  const hsdp::PerIndexView::Curve* contraction = nullptr;
+  for (const auto& c : view.curves) {
+    if (c.name == "contraction-per-index") contraction = &c;
+    EXPECT_NE(c.name, "composition-rdp");  // not position-dependent
+    EXPECT_NE(c.name, "shifted-renyi");
+  }
+  ASSERT_NE(contraction, nullptr);
+  ASSERT_EQ(contraction->points.size(), 100u);
+  double largest = 0;
+  for (std::size_t k = 0; k < 100; ++k) {
+    const auto& p = contraction->points[k];
+    const auto i = static_cast<double>(p.index);
+    EXPECT_EQ(p.index, static_cast<std::int64_t>(k + 1));
+    const double exact = theta(eps, 0.1 / s) * std::pow(theta(eps, 1.0 / s), 100.0 - i);
+    EXPECT_GE(p.delta, exact) << p.index;  // rounded up, never down
+    EXPECT_NEAR(p.delta / exact, 1.0, 1e-8) << p.index;
+    if (k > 0) EXPECT_GE(p.delta, contraction->points[k - 1].delta);  // later = less private
+    largest = std::max(largest, p.delta);
+  }
+  // The worst index is the last one and the curve's maximum is the analysis' own result.
+  ASSERT_TRUE(contraction->worst_index);
+  EXPECT_EQ(*contraction->worst_index, 100);
+  for (const auto& r : report.analyses)
+    if (r.name == "contraction-per-index") EXPECT_EQ(*r.delta, largest);
+}
+
+TEST(PerIndex, EpsilonCurveWorstEqualsReport) {
+  auto report = hsdp::account(journal_run(3.0), hsdp::Query::at_delta(1e-5));
+  hsdp::add_per_index(report, hsdp::all_analyses());
+  int curves = 0;
+  for (const auto& c : report.per_index->curves) {
+    double largest = 0;
+    for (const auto& p : c.points) largest = std::max(largest, p.epsilon);
+    for (const auto& r : report.analyses)
+      if (r.name == c.name) {
+        EXPECT_EQ(*r.epsilon, largest) << c.name;
+        ++curves;
+      }
+    // The worst index the analysis names attains the maximum (balle-mixing ties at
+    // i = n - 1 and n with M = 1: kappa = 2 L^2 M^{n-i} / ((n-i) sigma^2) is equal there).
+    ASSERT_TRUE(c.worst_index);
+    EXPECT_EQ(c.points[static_cast<std::size_t>(*c.worst_index - 1)].epsilon, largest) << c.name;
+  }
+  EXPECT_EQ(curves, 2);  // contraction-per-index and balle-mixing
+}
+
+TEST(PerIndex, Classification) {
+  const auto run = journal_run(3.0);
+  EXPECT_TRUE(hsdp::is_per_index(*hsdp::find_analysis("contraction-per-index"), run));
+  EXPECT_TRUE(hsdp::is_per_index(*hsdp::find_analysis("balle-mixing"), run));
+  EXPECT_FALSE(hsdp::is_per_index(*hsdp::find_analysis("composition-rdp"), run));
+  EXPECT_FALSE(hsdp::is_per_index(*hsdp::find_analysis("contraction-laplace"), run));  // n/a
+  auto stop = run;
+  stop.release = hsdp::Release::random_stop;  // bounds the worst position whatever i is
+  EXPECT_FALSE(hsdp::is_per_index(*hsdp::find_analysis("contraction-random-stop"), stop));
+  auto shuffled = run;
+  shuffled.sampling = hsdp::Sampling::shuffle;  // balle: a record's position is random
+  EXPECT_FALSE(hsdp::is_per_index(*hsdp::find_analysis("balle-mixing"), shuffled));
+  auto indexed = run;
+  indexed.index = 5;
+  auto report = hsdp::account(indexed, hsdp::Query::at_delta(1e-5));
+  EXPECT_THROW(hsdp::add_per_index(report, hsdp::all_analyses()), hsdp::InvalidArgument);
+}
+
+TEST(PerIndex, SubsampleForLargeN) {
+  const auto all = hsdp::per_index_positions(10, 1000);
+  ASSERT_EQ(all.size(), 10u);
+  EXPECT_EQ(all.front(), 1);
+  EXPECT_EQ(all.back(), 10);
+  const std::int64_t n = 1'000'000;
+  const auto some = hsdp::per_index_positions(n, 1000);
+  EXPECT_LE(some.size(), 1000u);
+  EXPECT_GE(some.size(), 500u);
+  EXPECT_TRUE(std::is_sorted(some.begin(), some.end()));
+  EXPECT_EQ(some.front(), 1);
+  EXPECT_EQ(some.back(), n);
+  // Dense near the end, where the bound changes fastest: n - 1 .. n - 5 are all present.
+  for (std::int64_t k = 1; k <= 5; ++k)
+    EXPECT_TRUE(std::binary_search(some.begin(), some.end(), n - k)) << k;
+  EXPECT_THROW(hsdp::per_index_positions(n, 3), hsdp::InvalidArgument);
+}
+
+TEST(PerIndex, CliJsonAndTable) {
+  const std::string run = " --n 100 --eta 0.05 --lipschitz 1 --smoothness 1 --diameter 1 "
+                          "--sigma 3 --convention journal --epsilon 1";
+  const auto r = hsdp::testing::run_cli("account --per-index --json" + run);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("per_index"));
+  EXPECT_EQ(j["per_index"]["indices_evaluated"], 100);
+  EXPECT_FALSE(j["per_index"]["subsampled"].get<bool>());
+  bool found = false;
+  for (const auto& a : j["per_index"]["analyses"]) {
+    if (a["name"] != "contraction-per-index") continue;
+    found = true;
+    EXPECT_EQ(a["worst_index"], 100);
+    ASSERT_EQ(a["points"].size(), 100u);
+    const double d1 = a["points"][0]["delta"].get<double>();
+    const double exact = theta(1.0, 0.1 / 0.15) * std::pow(theta(1.0, 1.0 / 0.15), 99.0);
+    EXPECT_NEAR(d1 / exact, 1.0, 1e-8);
+  }
+  EXPECT_TRUE(found);
+  const auto t = hsdp::testing::run_cli("account --per-index --per-index-points 16" + run);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("of the n = 100 positions"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("worst index (contraction-per-index): 100"), std::string::npos) << t.out;
+  const auto bad = hsdp::testing::run_cli("account --per-index --index 5" + run);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--index"), std::string::npos) << bad.err;
+}
+
 }  // namespace
+
+// A delta below the smallest normal double must not be reported as 0 (exp underflows): an
+// upper bound reports DBL_MIN, above the true value, and says so with the exact log delta.
+TEST(Accountant, DeltaBelowTheSmallestDoubleIsNotReportedAsZero) {
+  const auto r = hsdp::testing::run_cli("account --example --epsilon 60 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  int checked = 0;
+  for (const auto& a : j.at("analyses")) {
+    if (!a.at("applicable").get<bool>()) continue;
+    const double delta = a.at("delta").get<double>();
+    EXPECT_GE(delta, std::numeric_limits<double>::min()) << a.at("name");
+    EXPECT_NE(a.at("note").get<std::string>().find("below the smallest normal double"),
+              std::string::npos) << a.at("name");
+    ++checked;
+  }
+  EXPECT_GE(checked, 2);
+}

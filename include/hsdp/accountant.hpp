@@ -2,6 +2,7 @@
 // and names the tightest valid upper bound (lower bounds are never "best").
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,6 +15,30 @@
 
 namespace hsdp {
 
+/// The guarantee of one per-index analysis for the record at position `index`.
+struct IndexPoint {
+  std::int64_t index;
+  double epsilon;  ///< rounded up like AnalysisResult (the query's eps for an eps query)
+  double delta;    ///< rounded up (the query's delta for a delta query)
+};
+
+/// Per-individual view: the guarantee of each per-index analysis (one whose bound depends
+/// on the position of the differing record, e.g. contraction-per-index: journal Thm 4
+/// eq. (16), records processed late are amplified by fewer steps) at positions i = 1..n,
+/// or at a stated subsample of them when n is large.
+struct PerIndexView {
+  std::vector<std::int64_t> indices;  ///< positions evaluated, increasing
+  bool subsampled = false;            ///< true when indices is not all of 1..n
+  struct Curve {
+    std::string name;                 ///< the analysis
+    std::vector<IndexPoint> points;   ///< one per entry of `indices`
+    /// The worst position over ALL of 1..n as the analysis itself reports it (its result
+    /// without an index: AnalysisResult::index or its worst_index detail), when known.
+    std::optional<std::int64_t> worst_index;
+  };
+  std::vector<Curve> curves;
+};
+
 struct Report {
   Run run;
   Query query;
@@ -21,14 +46,35 @@ struct Report {
   /// Index into `analyses` of the tightest applicable upper bound (smallest epsilon for a
   /// delta query, smallest delta for an epsilon query); nullopt when none applies.
   std::optional<std::size_t> best;
+  /// Filled by add_per_index (`hsdp account --per-index`); absent otherwise.
+  std::optional<PerIndexView> per_index;
 };
 
 /// Validates the run, evaluates each analysis (all of them by default) and picks the best.
 Report account(const Run& run, const Query& query);
 Report account(const Run& run, const Query& query, std::span<const AnalysisPtr> analyses);
 
+/// True when `analysis` applies to `run` and its guarantee refers to the record position
+/// given in Run::index: probed at i = 1 and i = n, it must apply and report exactly that
+/// position (Analysis::index). Analyses that bound the worst position whatever index is
+/// given (random stop, shuffled orders) are not per-index.
+bool is_per_index(const Analysis& analysis, const Run& run);
+
+/// The positions a per-index view evaluates: all of 1..n when n <= max_points, otherwise
+/// about max_points of them (>= 16): a linear grid over 1..n and, since late records get the
+/// least privacy, positions n - k for k on a geometric grid, always with 1 and n.
+std::vector<std::int64_t> per_index_positions(std::int64_t n, std::int64_t max_points);
+
+/// Adds the per-index view of every per-index analysis in `report` (evaluated with
+/// `analyses`, in the report's order) at per_index_positions(n, max_points). The report's
+/// run must not fix Run::index (the view covers every index).
+void add_per_index(Report& report, std::span<const AnalysisPtr> analyses,
+                   std::int64_t max_points = 1000);
+
 /// {"run":{...},"query":{...},"analyses":[{"name","citation","applicable","reason",
-///  "kind","epsilon","delta","index","details","note"}],"best":{"name","epsilon","delta"}}
+///  "kind","epsilon","delta","index","details","note"}],"best":{"name","epsilon","delta"},
+///  "per_index" (when present): {"indices_evaluated","subsampled","analyses":[{"name",
+///  "worst_index","points":[{"index","epsilon","delta"}]}]}}
 /// Numbers are absent when an analysis is not applicable; an infinite epsilon is the
 /// string "inf".
 nlohmann::json to_json(const Report& report);
