@@ -1,0 +1,135 @@
+// Privacy-utility planning (`hsdp plan`): for the settings where a paper states a utility
+// bound, propose the noise, the number of steps and the step sizes that make the paper's
+// bound smallest while the run meets a privacy target (epsilon, delta) under that paper's
+// own privacy analysis; then re-evaluate the proposal with the full accountant.
+//
+//   langevin   Chourasia-Ye-Shokri 2021, Lemma 6 (20) (re-derived, docs/analyses/langevin.md)
+//              under the `langevin` analysis (Thm 1 / Cor. 1), eta = 1/beta (Thm 4);
+//              Thm 4's own choice (sigma^2 for every K, K*) is reported next to it.
+//   federated  Asoodeh-Chen-Calmon-Ozgur 2021, Cor. 1 (Rakhlin-Shamir-Sridharan Thm 1 with
+//              the noise's second moment) under the `federated` analysis (Thm 2), eta_t =
+//              1/(lambda t), searching the users per round m and sigma.
+//   online     Asoodeh-Diaz-Calmon 2021 (journal), Prop. 3 under the `online-gd` analysis
+//              (Thm 5 (17)), eta_t = dia(W)/(M sqrt t), noise sigma_t = sigma t^a searched over
+//              0 <= a <= 1/2 (a = 0: Example 3, constant sigma; a = 1/2: Example 4, constant
+//              eta_t sigma_t).
+//
+// docs/plan.md states each bound, its assumptions and the decisions where a paper is
+// ambiguous. Federated Cor. 2 (distribution-free) has no usable bound: its constant c is
+// not given.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hsdp/accountant.hpp"
+#include "hsdp/analysis/analysis.hpp"
+#include "hsdp/run.hpp"
+
+namespace hsdp {
+
+enum class PlanSetting { langevin, federated, online };
+std::string_view to_string(PlanSetting);
+/// Parses "langevin" | "federated" | "online"; throws InvalidArgument naming `parameter`.
+PlanSetting parse_plan_setting(std::string_view text, std::string_view parameter = "--setting");
+
+/// What the user fixes. Which fields a setting needs (InvalidArgument naming the field when
+/// one is missing or out of range):
+///   langevin   n, lipschitz, smoothness, strong_convexity > 0, dimension; r0, or a finite
+///              diameter (then r0 <= diameter^2: th_0 and th* both lie in C)
+///   federated  n, lipschitz, smoothness, strong_convexity > 0, finite diameter, dimension;
+///              optional gradient_bound, gradient_variance, batch_size
+///   online     n, lipschitz (= M), finite diameter, dimension; optional smoothness,
+///              strong_convexity (they can only shrink dia(Psi_t(W)) in the privacy bound)
+struct PlanProblem {
+  PlanSetting setting = PlanSetting::langevin;
+  double epsilon = 1.0;                                       ///< target epsilon, > 0
+  double delta = 1e-5;                                        ///< target delta, in (0, 1)
+  std::int64_t n = 0;                                         ///< records (users, cost functions)
+  std::optional<double> lipschitz;                            ///< L (M in the online setting)
+  std::optional<double> smoothness;                           ///< beta
+  double strong_convexity = 0.0;                              ///< lambda
+  double diameter = std::numeric_limits<double>::infinity();  ///< dia of the constraint set
+  std::optional<std::int64_t> dimension;                      ///< d
+  /// langevin: E||th_0 - th*||^2, when known (otherwise bounded from the diameter).
+  std::optional<double> r0;
+  /// federated Cor. 1: D with ||grad F||^2 <= D^2 (default L: ||grad F|| <= E||grad l|| <= L).
+  std::optional<double> gradient_bound;
+  /// federated Cor. 1: G^2 >= Var(grad l(W, X)) (default L^2 >= E||grad l||^2).
+  std::optional<double> gradient_variance;
+  /// federated: fix the users per round m instead of searching it.
+  std::optional<std::int64_t> batch_size;
+};
+
+struct Plan {
+  PlanSetting setting = PlanSetting::langevin;
+  double target_epsilon = 0, target_delta = 0;
+  /// False when the target cannot be met (no noise in the search range meets it); then
+  /// `reason` says why and nothing below is set.
+  bool feasible = false;
+  std::string reason;
+
+  std::string utility_name;      ///< "excess_risk" or "stochastic_regret"
+  std::string utility_citation;  ///< the paper, result and equation of the bound
+  double utility = 0;            ///< the bound at the proposal (rounded up)
+  std::string privacy_analysis;  ///< the analysis that constrained the search
+  std::string convention;        ///< the convention of `sigma` (run.hpp Convention)
+  double sigma = 0;              ///< the paper's sigma at the proposal
+  std::string eta_schedule;      ///< "constant", "inv-sqrt" or "inv-t"
+  double eta = 0;                ///< eta (constant) or the schedule's base eta_1
+  std::string choice;  ///< online: example_3, example_4 or sigma_t_power; else how m / K was set
+
+  Run run;                       ///< the proposed run (steps, batch, eta, noise_std)
+  AnalysisResult paper_privacy;  ///< `privacy_analysis` at `run`: epsilon at the target delta
+  Report report;                 ///< the full accountant at `run`, epsilon at the target delta
+  /// Named side values: the paper's own prescription (langevin Thm 4), the other noise
+  /// family (online), the search's size, the inputs the bound used (r0, D, G^2).
+  std::vector<Detail> details;
+  std::vector<std::string> notes;  ///< assumptions of the bound the user must check
+};
+
+/// Validates `problem` and searches the setting's free parameters. Throws InvalidArgument
+/// for missing or out-of-range inputs (naming the field); an unreachable target is a Plan
+/// with feasible = false. A feasible plan always meets the target under
+/// `privacy_analysis` (re-evaluated, epsilon at the target delta, rounded up), and hence
+/// under the accountant's best bound.
+Plan plan(const PlanProblem& problem);
+
+// ---- the utility bounds, exposed for tests and for users who fix every parameter ----
+
+/// langevin Lemma 6's r0 = E||th_0 - th*||^2 used by the plan: diameter^2 (the start
+/// th_0 ~ P_C(N(0, (2 sigma^2/lambda) I)) and th* both lie in C), or min(problem.r0, diameter^2)
+/// when r0 is given; r0 must be given when the diameter is infinite.
+double plan_langevin_r0(const PlanProblem& problem);
+
+/// The smallest sigma^2 (chourasia convention) for which the `langevin` analysis (the smaller
+/// of Thm 1 and Cor. 1 per order) meets the target after K steps of eta:
+/// sigma^2 = sigma_inf^2 lambda min(eta K / 4, (1 - e^{-lambda eta K/2}) / lambda), where
+/// sigma_inf^2 = langevin::thm4_sigma2_dp(eps, delta, 2L, n, lambda) (not rounded).
+double plan_langevin_sigma2(const PlanProblem& problem, double eta, double K);
+
+/// federated Cor. 1: 2 beta (D^2 + (G^2 + d sigma^2) / m) / (lambda^2 T), T = floor(n/m)
+/// rounds, sigma in the federated convention.
+double plan_federated_bound(const PlanProblem& problem, std::int64_t m, double sigma);
+
+/// journal Prop. 3 for the released iterate W_{tau+1} (docs/analyses/online-gd.md decision 5):
+/// 3 M dia(W) / (2 sqrt n) + (d / (2n)) sum_t noise_std_t^2 / eta_t + M dia(W) / (2 n^{3/2}).
+double plan_online_regret(const Run& run);
+
+/// {"setting","target":{"epsilon","delta"},"feasible", and when feasible:
+///  "proposal":{"sigma","convention","noise_std","noise_std_last","steps","eta",
+///  "eta_schedule","batch_size","choice"},"utility":{"name","value","bound"},
+///  "privacy":{"analysis","epsilon","delta","meets_target"},"best":{"name","epsilon",
+///  "delta"},"details":{...},"notes":[...],"report":<hsdp account --json>}; else "reason".
+nlohmann::json to_json(const Plan& plan);
+
+/// The readable form printed by `hsdp plan`: the proposal, the predicted utility, and the
+/// accountant's table.
+std::string to_text(const Plan& plan);
+
+}  // namespace hsdp
