@@ -1,0 +1,123 @@
+// `hsdp predict`: scores a model written by `hsdp train` on a data file, seeing each
+// record exactly as training did (the same record-norm scaling and label mapping).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "hsdp/data/readers.hpp"
+#include "hsdp/errors.hpp"
+#include "hsdp/train/model_io.hpp"
+
+namespace hsdp::cli {
+
+namespace {
+
+struct Options {
+  std::string model_file, data, format = "csv";
+  std::optional<std::string> labels_file, output;
+  std::optional<std::size_t> label_column;
+  std::vector<std::string> classes;
+  bool json = false;
+};
+
+// Writes text to a temporary file beside `path`, then renames it into place.
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) fail("--output", path, "a writable location");
+    out << text;
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(tmp.c_str());
+      fail("--output", path, "a writable location (writing failed)");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail("--output", path, "a writable location (renaming failed)");
+  }
+}
+
+int run_predict(const Options& o) {
+  const nlohmann::json doc = train::read_json_file(o.model_file);
+  const train::ModelFile mf = train::model_from_json(doc, o.model_file);
+  data::Dataset d;
+  if (o.format == "csv") {
+    data::CsvOptions co;
+    co.label_column = o.label_column;
+    d = data::read_csv(o.data, co);
+  } else if (o.format == "libsvm") {
+    d = data::read_libsvm(o.data, mf.model.d);
+  } else if (o.format == "idx") {
+    if (!o.labels_file) fail("--labels", "(missing)", "the IDX labels file for --format idx");
+    d = data::read_idx(o.data, *o.labels_file);
+  } else {
+    fail("--format", o.format, "one of csv, libsvm, idx");
+  }
+  if (d.d != mf.model.d)
+    fail("--data", o.data, fmt::format("a file with the model's d = {} features (it has {})", mf.model.d, d.d));
+  if (!o.classes.empty()) d = data::select_classes(d, o.classes);
+  // A label the model was not trained on is an error naming the record.
+  train::apply_label_mapping(d, mf.label_kind, mf.labels);
+  if (!mf.feature_scale.empty()) data::scale_features(d, mf.feature_scale);
+  data::scale_rows_to_norm(d, mf.record_norm);
+  const train::Evaluation e = train::evaluate(mf.model, d);
+
+  if (o.output) {
+    std::string text = "record,prediction,label\n";
+    for (std::size_t i = 0; i < d.n; ++i) {
+      const double p = mf.model.predict(d.row(i));
+      std::string shown = fmt::format("{}", p);
+      // Show classification outputs as the raw label text they stand for.
+      for (std::size_t k = 0; k < mf.labels.mapped.size(); ++k)
+        if (mf.label_kind != "real" && mf.labels.mapped[k] == p) shown = mf.labels.raw[k];
+      text += fmt::format("{},{},{}\n", i + 1, shown, d.raw_labels[i]);
+    }
+    write_text_atomically(*o.output, text);
+  }
+  nlohmann::json out;
+  out["model_file"] = o.model_file;
+  out["data"] = o.data;
+  out["records"] = d.n;
+  if (e.accuracy) out["accuracy"] = *e.accuracy;
+  out["loss"] = e.loss;
+  if (o.json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{} records of {}\n", d.n, o.data);
+    if (e.accuracy) std::cout << fmt::format("accuracy {:.4f}\n", *e.accuracy);
+    std::cout << fmt::format("loss {:.6g}\n", e.loss);
+    if (o.output) std::cout << fmt::format("predictions written to {}\n", *o.output);
+  }
+  return 0;
+}
+
+std::function<int()> add_predict(CLI::App& app) {
+  auto* sub = app.add_subcommand("predict", "Score a model written by hsdp train on a data file");
+  auto o = std::make_shared<Options>();
+  sub->add_option("--model-file", o->model_file, "Model JSON written by hsdp train --output")->required();
+  sub->add_option("--data", o->data, "Data file")->required();
+  sub->add_option("--format", o->format, "csv|libsvm|idx")->capture_default_str();
+  sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
+  sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
+  sub->add_option("--classes", o->classes, "Keep only records with these raw labels (as in training)");
+  sub->add_option("--output", o->output, "Write per-record predictions (CSV) to this file");
+  sub->add_flag("--json", o->json, "Print JSON");
+  return [sub, o]() -> int {
+    if (!sub->parsed()) return -1;
+    return run_predict(*o);
+  };
+}
+
+const Register kPredict{"predict", add_predict};
+
+}  // namespace
+}  // namespace hsdp::cli

@@ -1,0 +1,322 @@
+// `hsdp train`: trains a linear model with one of the papers' noisy iterations, attaches
+// the privacy report of the run it performed, writes the model as JSON (docs/training.md).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "hsdp/accountant.hpp"
+#include "hsdp/data/readers.hpp"
+#include "hsdp/errors.hpp"
+#include "hsdp/train/model_io.hpp"
+#include "hsdp/train/trainer.hpp"
+
+namespace hsdp::cli {
+
+namespace {
+
+using train::Algorithm;
+
+template <typename E>
+E pick(std::string_view flag, std::string_view text,
+       std::initializer_list<std::pair<const char*, E>> options) {
+  std::string names;
+  for (const auto& [name, value] : options) {
+    if (text == name) return value;
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  fail(flag, text, fmt::format("one of {}", names));
+}
+
+struct Options {
+  std::string data, format = "csv";
+  std::optional<std::string> labels_file, test_data, test_labels_file, positive, output;
+  std::optional<std::size_t> label_column;
+  std::vector<std::string> classes;
+  std::vector<double> feature_scale;
+  double test_fraction = 0.2;
+  std::uint64_t split_seed = 1;
+  std::string model;
+  double l2 = 0, huber_smoothing = 0.5, label_bound = 1, record_norm = 1, radius = 10;
+  bool no_bias = false;
+  std::string constraint = "ball", algorithm = "noisy-sgd", noise = "gaussian";
+  std::optional<std::string> sampling, release, eta_schedule;
+  std::optional<std::int64_t> batch_size, steps;
+  std::optional<double> epochs, eta, sigma, noise_std, epsilon, delta, clip;
+  bool no_noise = false, json = false;
+  std::optional<std::uint64_t> seed;
+};
+
+// Progress on stderr, only when stderr is a terminal (nothing when piped or redirected).
+std::function<void(std::int64_t, std::int64_t)> progress_bar() {
+  if (!::isatty(STDERR_FILENO)) return {};
+  return [](std::int64_t t, std::int64_t T) {
+    constexpr int width = 40;
+    const int done = static_cast<int>(width * t / T);
+    std::fprintf(stderr, "\r[%.*s%*s] %3d%% step %lld/%lld", done,
+                 "========================================", width - done, "",
+                 static_cast<int>(100 * t / T), static_cast<long long>(t), static_cast<long long>(T));
+    if (t == T) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  };
+}
+
+data::LabelKind label_kind(train::LossKind k) {
+  switch (k) {
+    case train::LossKind::logistic:
+    case train::LossKind::huber: return data::LabelKind::plus_minus_one;
+    case train::LossKind::squared: return data::LabelKind::real;
+    case train::LossKind::softmax: return data::LabelKind::classes;
+  }
+  return data::LabelKind::real;
+}
+
+std::string_view label_kind_name(data::LabelKind k) {
+  switch (k) {
+    case data::LabelKind::plus_minus_one: return "plus-minus-one";
+    case data::LabelKind::zero_one: return "zero-one";
+    case data::LabelKind::classes: return "classes";
+    case data::LabelKind::real: return "real";
+  }
+  return "real";
+}
+
+int run_train(const Options& o) {
+  // ---- configuration (validated before any data is read)
+  train::TrainConfig c;
+  c.algorithm = train::parse_algorithm(o.algorithm);
+  c.loss.kind = train::parse_loss(o.model);
+  c.loss.l2 = require_nonnegative("--l2", o.l2);
+  c.loss.huber_smoothing = require_positive("--huber-smoothing", o.huber_smoothing);
+  c.loss.label_bound = require_positive("--label-bound", o.label_bound);
+  c.bias = !o.no_bias;
+  c.record_norm = require_positive("--record-norm", o.record_norm);
+  c.constraint.kind = pick<train::ConstraintKind>(
+      "--constraint", o.constraint,
+      {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
+  c.constraint.radius = o.radius;
+  c.constraint.validate();
+  c.noise = pick<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
+  if (o.sampling) {
+    if (c.algorithm != Algorithm::noisy_sgd)
+      fail("--sampling", *o.sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", o.algorithm));
+    c.sampling = pick<Sampling>("--sampling", *o.sampling,
+                                {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
+                                 {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
+  }
+  const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
+  const std::int64_t default_batch = default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256;
+  c.batch_size = o.batch_size.value_or(default_batch);
+  c.steps = o.steps;
+  if (o.epochs) c.epochs = *o.epochs;
+  else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
+  c.eta = o.eta;
+  if (o.eta_schedule)
+    c.eta_shape = pick<ScheduleShape>("--eta-schedule", *o.eta_schedule,
+                                      {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
+                                       {"inv-t", ScheduleShape::inv_t}});
+  c.release = o.release ? pick<Release>("--release", *o.release,
+                                        {{"last", Release::last}, {"random-stop", Release::random_stop}})
+                        : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
+  c.sigma = o.sigma;
+  c.noise_std = o.noise_std;
+  c.no_noise = o.no_noise;
+  if (o.epsilon && !o.delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
+  c.target_epsilon = o.epsilon;
+  if (o.delta) c.delta = require_open("--delta", *o.delta, 0.0, 1.0);
+  if (!o.sigma && !o.noise_std && !o.epsilon && !o.no_noise)
+    fail("--epsilon", "(missing)", "a target --epsilon E --delta D, or --sigma, --noise-std or --no-noise");
+  c.clip = o.clip;
+  c.seed = o.seed;
+  c.progress = o.json ? nullptr : progress_bar();
+  require_open("--test-fraction", o.test_fraction, 0.0, 1.0);
+
+  // ---- data
+  auto read = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view flag) {
+    if (o.format == "csv") {
+      data::CsvOptions co;
+      co.label_column = o.label_column;
+      return data::read_csv(path, co);
+    }
+    if (o.format == "libsvm") return data::read_libsvm(path);
+    if (o.format == "idx") {
+      if (!labels) fail(flag, "(missing)", "the IDX labels file for --format idx");
+      return data::read_idx(path, *labels);
+    }
+    fail("--format", o.format, "one of csv, libsvm, idx");
+  };
+  data::Dataset all = read(o.data, o.labels_file, "--labels");
+  if (!o.classes.empty()) all = data::select_classes(all, o.classes);
+  const data::LabelKind kind = label_kind(c.loss.kind);
+  data::map_labels(all, kind, o.positive);
+  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = all.labels.raw.size();
+  data::Dataset train_set, test_set;
+  std::string split_text;
+  if (o.test_data) {
+    train_set = std::move(all);
+    test_set = read(*o.test_data, o.test_labels_file, "--test-labels");
+    if (!o.classes.empty()) test_set = data::select_classes(test_set, o.classes);
+    train::apply_label_mapping(test_set, label_kind_name(kind), train_set.labels);
+    if (test_set.d != train_set.d)
+      fail("--test-data", *o.test_data, fmt::format("a file with d = {} features like --data (it has {})", train_set.d, test_set.d));
+    split_text = fmt::format("{} train records, {} test records ({})", train_set.n, test_set.n, *o.test_data);
+  } else {
+    std::tie(train_set, test_set) = data::train_test_split(all, o.test_fraction, o.split_seed);
+    split_text = fmt::format("{} train / {} test records (split fraction {}, split seed {})", train_set.n,
+                             test_set.n, show(o.test_fraction), o.split_seed);
+  }
+  std::vector<double> scale;
+  std::string prep_text;
+  if (!o.feature_scale.empty()) {
+    // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
+    if (o.feature_scale.size() != 1 && o.feature_scale.size() != train_set.d)
+      fail("--feature-scale", fmt::format("{} values", o.feature_scale.size()),
+           fmt::format("one value, or one per feature (d = {})", train_set.d));
+    scale = o.feature_scale.size() == 1 ? std::vector<double>(train_set.d, o.feature_scale[0]) : o.feature_scale;
+    prep_text = data::scale_features(train_set, scale).description + "; ";
+    data::scale_features(test_set, scale);
+  }
+  const data::Preprocessing prep = data::scale_rows_to_norm(train_set, c.record_norm);
+  data::scale_rows_to_norm(test_set, c.record_norm);
+  prep_text += prep.description;
+  if (c.loss.kind == train::LossKind::squared)
+    for (std::size_t i = 0; i < train_set.n; ++i)
+      if (!(std::abs(train_set.y[i]) <= c.loss.label_bound))
+        fail("--label-bound", c.loss.label_bound,
+             fmt::format(">= every |label| (record {} of the training set has {})", i + 1, show(train_set.y[i])));
+
+  // ---- train
+  const train::TrainResult r = train::train(train_set, c);
+  const train::Evaluation tr = train::evaluate(r.model, train_set);
+  const train::Evaluation te = train::evaluate(r.model, test_set);
+
+  // ---- the document (model file and --json)
+  nlohmann::json doc;
+  doc["format"] = "hsdp-model";
+  doc["version"] = 1;
+  train::ModelFile mf{r.model, scale, c.record_norm, std::string(label_kind_name(kind)), train_set.labels};
+  doc["model"] = train::to_json(mf);
+  nlohmann::json cfg;
+  cfg["data"] = o.data;
+  cfg["format"] = o.format;
+  cfg["algorithm"] = train::to_string(c.algorithm);
+  cfg["convention"] = to_string(r.convention);
+  if (r.sigma) cfg["sigma"] = *r.sigma;
+  cfg["constraint"] = {{"kind", train::to_string(c.constraint.kind)}, {"radius", c.constraint.radius}};
+  cfg["constants"] = {{"record_norm_with_bias", r.constants.record_norm},
+                      {"derivation", r.constants.derivation}};
+  if (r.constants.lipschitz_data) cfg["constants"]["lipschitz_data"] = *r.constants.lipschitz_data;
+  cfg["constants"]["smoothness"] = r.constants.smoothness();
+  cfg["constants"]["strong_convexity"] = r.constants.l2;
+  if (c.target_epsilon) cfg["target"] = {{"epsilon", *c.target_epsilon}, {"delta", c.delta}};
+  cfg["released_step"] = r.released_step;
+  cfg["preprocessing"] = prep_text;
+  cfg["split"] = split_text;
+  cfg["labels"] = train_set.labels.describe();
+  cfg["notes"] = r.notes;
+  doc["configuration"] = cfg;
+  if (tr.accuracy) {
+    doc["train_accuracy"] = *tr.accuracy;
+    doc["test_accuracy"] = *te.accuracy;
+  }
+  doc["train_loss"] = tr.loss;
+  doc["test_loss"] = te.loss;
+  doc["randomness"] = r.seeded ? "seeded: for experiments" : "operating-system entropy";
+  if (r.report) {
+    doc["report"] = to_json(*r.report);
+    doc["account_command"] = r.account_command;
+  } else {
+    doc["report"] = nullptr;
+  }
+  if (o.output) train::write_json_atomically(*o.output, doc);
+
+  if (o.json) {
+    std::cout << doc.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("data: {} ({} features); labels {}\n", o.data, train_set.d, train_set.labels.describe());
+  std::cout << fmt::format("split: {}\n", split_text);
+  std::cout << fmt::format("preprocessing: {}\n", prep_text);
+  std::cout << fmt::format("model: {} ({} parameters{}), constraint {} r = {} (diameter {})\n", train::to_string(c.loss.kind),
+                           r.model.parameters(), c.bias ? ", bias" : "", train::to_string(c.constraint.kind),
+                           show(c.constraint.radius), show(r.run.diameter));
+  std::cout << fmt::format("constants: {}\n", r.constants.derivation);
+  std::cout << fmt::format("algorithm: {} ({} convention{}), released iterate {} of {}\n", train::to_string(c.algorithm),
+                           to_string(r.convention), r.sigma ? fmt::format(", sigma = {}", show(*r.sigma)) : "",
+                           r.released_step, r.run.steps);
+  std::cout << fmt::format("randomness: {}\n", doc["randomness"].get<std::string>());
+  for (const auto& note : r.notes) std::cout << "note: " << note << "\n";
+  if (tr.accuracy)
+    std::cout << fmt::format("train accuracy {:.4f}  test accuracy {:.4f}  (train loss {:.4f}, test loss {:.4f})\n",
+                             *tr.accuracy, *te.accuracy, tr.loss, te.loss);
+  else
+    std::cout << fmt::format("train loss {:.6g}  test loss {:.6g}\n", tr.loss, te.loss);
+  if (r.report) {
+    std::cout << "\nprivacy report of the run performed (noise: " << doc["randomness"].get<std::string>()
+              << "):\n" << to_table(*r.report);
+    std::cout << "same report: " << r.account_command << "\n";
+  } else {
+    std::cout << "privacy: none (no noise: not private)\n";
+  }
+  if (o.output) std::cout << fmt::format("model written to {}\n", *o.output);
+  return 0;
+}
+
+std::function<int()> add_train(CLI::App& app) {
+  auto* sub = app.add_subcommand("train", "Train a linear model privately; the model carries its privacy report");
+  auto o = std::make_shared<Options>();
+  sub->add_option("--data", o->data, "Training data file (plain or gzipped)")->required();
+  sub->add_option("--format", o->format, "Data format: csv|libsvm|idx")->capture_default_str();
+  sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
+  sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
+  sub->add_option("--positive", o->positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
+  sub->add_option("--classes", o->classes, "Keep only records with these raw labels (e.g. --classes 0 6)");
+  sub->add_option("--test-data", o->test_data, "Separate test file (default: split --data)");
+  sub->add_option("--test-labels", o->test_labels_file, "IDX labels file of --test-data");
+  sub->add_option("--test-fraction", o->test_fraction, "Fraction held out for testing when splitting")->capture_default_str();
+  sub->add_option("--split-seed", o->split_seed, "Seed of the train/test split")->capture_default_str();
+  sub->add_option("--model", o->model, "Loss: logistic|squared|huber|softmax")->required();
+  sub->add_option("--l2", o->l2, "L2 regulariser lambda (strong convexity)")->capture_default_str();
+  sub->add_option("--huber-smoothing", o->huber_smoothing, "Smoothing width h of the huber hinge")->capture_default_str();
+  sub->add_option("--label-bound", o->label_bound, "Squared loss: bound Y on |label|")->capture_default_str();
+  sub->add_flag("--no-bias", o->no_bias, "No intercept");
+  sub->add_option("--feature-scale", o->feature_scale,
+                  "Public constants to multiply the features by first: one value, or one per feature "
+                  "(record-local; never computed from the data)")->delimiter(',');
+  sub->add_option("--record-norm", o->record_norm,
+                  "R: every record is scaled to ||x|| <= R (record-local; the bias adds 1 to R^2)")->capture_default_str();
+  sub->add_option("--constraint", o->constraint, "Constraint set: ball|box|none")->capture_default_str();
+  sub->add_option("--radius", o->radius, "Radius r of the ball (half-width of the box)")->capture_default_str();
+  sub->add_option("--algorithm", o->algorithm, "noisy-sgd|noisy-gd|pnsgd|federated|online")->capture_default_str();
+  sub->add_option("--sampling", o->sampling, "noisy-sgd batches: poisson|fixed|shuffle|cyclic|full (default poisson)");
+  sub->add_option("--batch-size", o->batch_size, "Batch size b (users per round m for federated)");
+  sub->add_option("--steps", o->steps, "Number of steps T");
+  sub->add_option("--epochs", o->epochs, "Epochs (noisy-sgd: T = epochs n / b; noisy-gd: T = epochs, default 100)");
+  sub->add_option("--eta", o->eta, "Step size (default 1/beta)");
+  sub->add_option("--eta-schedule", o->eta_schedule, "constant|inv-sqrt|inv-t (default constant; online inv-sqrt)");
+  sub->add_option("--noise", o->noise, "gaussian|laplace")->capture_default_str();
+  sub->add_option("--sigma", o->sigma, "The algorithm's own noise parameter sigma (its paper's convention)");
+  sub->add_option("--noise-std", o->noise_std, "Noise std in parameter space per step");
+  sub->add_option("--epsilon", o->epsilon, "Target epsilon (with --delta): calibrates the smallest sigma");
+  sub->add_option("--delta", o->delta, "Target delta, or the delta of the report (default 1e-5)");
+  sub->add_flag("--no-noise", o->no_noise, "Train without noise (non-private baseline, no report)");
+  sub->add_option("--release", o->release, "last|random-stop (default last; online random-stop)");
+  sub->add_option("--clip", o->clip, "Per-example gradient clipping norm C (only the composition baseline stays valid)");
+  sub->add_option("--seed", o->seed, "Seed the noise (reproducible; marked 'seeded: for experiments')");
+  sub->add_option("--output", o->output, "Write the model (JSON) to this file");
+  sub->add_flag("--json", o->json, "Print the result as JSON");
+  return [sub, o]() -> int {
+    if (!sub->parsed()) return -1;
+    return run_train(*o);
+  };
+}
+
+const Register kTrain{"train", add_train};
+
+}  // namespace
+}  // namespace hsdp::cli

@@ -1,0 +1,48 @@
+// The model file written by `hsdp train` and read by `hsdp predict` (docs/training.md).
+//
+// {"format": "hsdp-model", "version": 1,
+//  "model": {"loss", "features", "bias", "outputs", "weights": [[...] per output],
+//            "intercept": [... per output], "feature_scale", "record_norm", "l2", "huber_smoothing",
+//            "label_bound", "classes", "labels": {"kind", "raw": [...], "mapped": [...]}},
+//  "configuration": {...}, "train_accuracy", "test_accuracy", "train_loss", "test_loss",
+//  "report": <hsdp account --json>, "randomness", "account_command"}
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hsdp/data/dataset.hpp"
+#include "hsdp/train/model.hpp"
+
+namespace hsdp::train {
+
+/// What predict needs to score new records exactly as the training records were seen.
+struct ModelFile {
+  LinearModel model;
+  /// Public per-feature constants the features were multiplied by first (empty: none).
+  std::vector<double> feature_scale;
+  double record_norm = 1.0;        ///< rows are scaled to ||x|| <= record_norm before scoring
+  std::string label_kind;          ///< "plus-minus-one" | "classes" | "real"
+  data::LabelMapping labels;       ///< raw label text -> the number the model uses
+};
+
+/// The "model" object of the file.
+nlohmann::json to_json(const ModelFile& file);
+/// Parses the "model" object of a file's document; throws InvalidArgument naming the field.
+ModelFile model_from_json(const nlohmann::json& document, const std::string& name);
+
+/// Fills data.y from data.raw_labels with a stored mapping: kind "real" parses each label
+/// as a number; otherwise each raw label must be one of mapping.raw (numeric labels also
+/// match by value, "1" = "1.0"). Throws InvalidArgument naming the record and the label.
+void apply_label_mapping(data::Dataset& data, std::string_view kind, const data::LabelMapping& mapping);
+
+/// Reads a model file; throws InvalidArgument for a missing, unreadable or malformed file.
+nlohmann::json read_json_file(const std::string& path);
+/// Writes `document` to a temporary file in the same directory and renames it over `path`,
+/// so a failure never leaves a half-written file. Throws InvalidArgument when it cannot.
+void write_json_atomically(const std::string& path, const nlohmann::json& document);
+
+}  // namespace hsdp::train

@@ -1,0 +1,121 @@
+// The noisy iterations of the papers, run for real on a Dataset, and the Run they
+// performed (docs/training.md).
+//
+// Every algorithm is the projected noisy update
+//     theta_t = P_W( theta_{t-1} - eta_t * (1/b) sum_{i in B_t} grad l(theta_{t-1}, x_i)
+//                    - eta_t * lambda theta_{t-1} + N_t ),
+// N_t with std s_t per coordinate in parameter space; the algorithms differ in how the
+// batches B_t are formed, in how the paper states its noise (its sigma -> s_t, run.hpp
+// adapters) and in what is released:
+//   noisy-sgd  altschuler-talwar 2022 Alg. (Noisy-SGD): any batch policy, s = eta sigma
+//   noisy-gd   chourasia-ye-shokri 2021 Alg. 1: full batch, s = sqrt(2 eta) sigma
+//   pnsgd      asoodeh-diaz-calmon journal Alg. 2 / isit Alg. 1: one pass over cyclic
+//              batches, s = eta sigma (Laplace: isit Thm 3, s = sqrt(2) eta v), last
+//              iterate or a uniformly random stop
+//   federated  asoodeh-chen-calmon-ozgur 2021 Alg. 1: n users, m per round without
+//              replacement (a hidden random permutation), each user adds its own noise
+//              sigma Z_j to its gradient; aggregate (eta/m) sum_j; s = eta sigma / sqrt(m)
+//   online     asoodeh-diaz-calmon journal Sec. VI (24): noisy OGD over the stream in
+//              order, one record per step, eta_t = eta/sqrt(t) by default, random stop
+// The trainer never computes a bound: it hands the Run it performed to the accountant.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hsdp/accountant.hpp"
+#include "hsdp/data/dataset.hpp"
+#include "hsdp/run.hpp"
+#include "hsdp/train/model.hpp"
+
+namespace hsdp::train {
+
+enum class Algorithm { noisy_sgd, noisy_gd, pnsgd, federated, online };
+std::string_view to_string(Algorithm);
+Algorithm parse_algorithm(std::string_view text, std::string_view parameter = "--algorithm");
+/// The paper convention in which an algorithm states its sigma (run.hpp): noisy-sgd
+/// altschuler, noisy-gd chourasia, pnsgd/online journal (isit for Laplace), federated.
+Convention convention_of(Algorithm, NoiseKind);
+
+struct TrainConfig {
+  Algorithm algorithm = Algorithm::noisy_sgd;
+  LossSpec loss;
+  Constraint constraint;
+  bool bias = true;
+  /// Bound on the feature norm ||x|| of every record (the bias feature adds 1 to R^2).
+  double record_norm = 1.0;
+
+  /// Batch policy and size (noisy-sgd; pnsgd uses cyclic, federated shuffle, online
+  /// cyclic with b = 1, noisy-gd full).
+  Sampling sampling = Sampling::poisson;
+  std::int64_t batch_size = 256;
+  /// Number of steps; default: epochs * n / b (noisy-sgd), epochs (noisy-gd), one pass
+  /// n / b (pnsgd, federated), n (online).
+  std::optional<std::int64_t> steps;
+  double epochs = 1.0;
+
+  /// Base step size; default 1/beta (beta of the loss plus lambda), which satisfies
+  /// eta <= 2/beta, eta < 2/(beta + lambda) and langevin's eta <= 1/beta.
+  std::optional<double> eta;
+  /// Default: inv-sqrt for online, constant otherwise.
+  std::optional<ScheduleShape> eta_shape;
+
+  NoiseKind noise = NoiseKind::gaussian;
+  /// Exactly one of: the paper's sigma (convention_of), the parameter-space std, a
+  /// target (epsilon, delta) to calibrate the smallest sigma for, or no noise at all (a
+  /// non-private baseline: no report).
+  std::optional<double> sigma;
+  std::optional<double> noise_std;
+  std::optional<double> target_epsilon;
+  bool no_noise = false;
+  /// delta of the report (and of the target).
+  double delta = 1e-5;
+
+  Release release = Release::last;
+  /// Per-example gradient clipping norm C (> 0). When it can act (C < L) the update is no
+  /// longer the gradient step of a convex smooth loss: the run is reported with the clip
+  /// and without L, beta and convexity, so only the composition-type analyses apply.
+  std::optional<double> clip;
+
+  /// Seed for a reproducible run; without it the generator is seeded from the OS entropy.
+  std::optional<std::uint64_t> seed;
+  /// Called with (step, steps) every so often (e.g. a progress bar).
+  std::function<void(std::int64_t, std::int64_t)> progress;
+  /// Keep the users (record indices) of every step (for tests of the batch policies).
+  bool record_batches = false;
+};
+
+struct TrainResult {
+  LinearModel model;              ///< the released iterate
+  LossConstants constants;
+  Run run;                        ///< what was performed (noise as actually used)
+  std::optional<Report> report;   ///< the accountant on `run`, epsilon at config.delta
+  bool seeded = false;            ///< "seeded: for experiments"
+  Convention convention = Convention::altschuler;
+  std::optional<double> sigma;    ///< the paper's sigma in `convention` (constant part)
+  std::int64_t released_step = 0; ///< T, or the random stopping time tau in 1..T
+  bool clipping_acts = false;
+  std::int64_t clipped_examples = 0;  ///< per-example gradients that clipping scaled down
+  /// Largest constraint excess over all iterates after projection (<= 0 up to rounding).
+  double max_constraint_excess = 0;
+  std::vector<std::int64_t> uses;     ///< how often each record entered a batch
+  std::vector<std::vector<std::int64_t>> batches;  ///< when record_batches
+  std::vector<std::string> notes;     ///< assumption checks, calibration, clipping
+  /// An `hsdp account` command line for the same run (same Run, same query).
+  std::string account_command;
+};
+
+/// Trains on `data` (labels mapped, rows within config.record_norm: check_data). Throws
+/// InvalidArgument for bad configuration or data.
+TrainResult train(const data::Dataset& data, const TrainConfig& config);
+
+/// The Run that `config` describes on n records of dimension d, with the noise resolved
+/// from sigma or noise_std (not from a target): what train() reports. Exposed so that a
+/// run can be accounted for before training and for tests.
+Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d,
+                std::size_t outputs);
+
+}  // namespace hsdp::train

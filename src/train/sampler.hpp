@@ -1,0 +1,46 @@
+// Batch policies and the gradient passes of the trainer (implementation detail).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "hsdp/data/dataset.hpp"
+#include "hsdp/run.hpp"
+#include "hsdp/train/model.hpp"
+
+namespace hsdp::train {
+
+/// Draws the batch of each step (run.hpp Sampling), in O(batch) time per step:
+///  poisson: each record independently with probability q = b/n, by geometric skips
+///           (the gap to the next chosen record is Geometric(q)), never a pass over n;
+///  fixed:   a uniform b-subset by a partial Fisher-Yates shuffle of a persistent
+///           permutation (b swaps);
+///  shuffle: a fresh uniform permutation per epoch cut into floor(n/b) batches of b;
+///  cyclic:  records (t-1) b .. t b - 1 modulo n, in the given order.
+class BatchSampler {
+ public:
+  BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, std::mt19937_64& rng);
+  /// The record indices (0-based) of step t (1-based, called with t = 1, 2, ...).
+  void next(std::int64_t t, std::vector<std::int64_t>& out);
+
+ private:
+  Sampling sampling_;
+  std::int64_t n_, b_;
+  std::mt19937_64& rng_;
+  std::vector<std::int64_t> perm_;
+  double log1m_q_ = 0;
+};
+
+/// Adds sum_i grad l(theta, x_i) over all records to grad in one fused pass over the rows
+/// (score and gradient per row while the row is in cache), OpenMP over rows with one
+/// buffer per thread, reduced in thread order (deterministic for a fixed thread count).
+/// Returns the number of clipped examples.
+std::int64_t full_gradient_sum(const LinearModel& model, const data::Dataset& data, double clip,
+                               std::vector<double>& grad);
+/// The same over the records in `batch`.
+std::int64_t batch_gradient_sum(const LinearModel& model, const data::Dataset& data,
+                                const std::vector<std::int64_t>& batch, double clip,
+                                std::vector<double>& grad);
+
+}  // namespace hsdp::train

@@ -1,0 +1,439 @@
+#include "hsdp/train/trainer.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "hsdp/calibrate.hpp"
+#include "hsdp/errors.hpp"
+#include "sampler.hpp"
+
+namespace hsdp::train {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Everything about the run that does not depend on the noise.
+struct Plan {
+  Sampling sampling;
+  std::int64_t batch;
+  std::int64_t steps;
+  ScheduleShape shape;
+  Schedule eta;
+  Convention convention;
+  LossConstants constants;
+  bool clipping_acts = false;
+};
+
+Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
+  constexpr std::int64_t kMaxSteps = std::int64_t{1} << 40;
+  require_range("n", n, 1, std::int64_t{1} << 53);
+  c.constraint.validate();
+  require_positive("--record-norm", c.record_norm);
+  Plan p;
+  p.constants = derive_constants(c.loss, c.record_norm, c.bias, c.constraint, parameters);
+  p.convention = convention_of(c.algorithm, c.noise);
+  p.shape = c.eta_shape.value_or(c.algorithm == Algorithm::online ? ScheduleShape::inv_sqrt
+                                                                  : ScheduleShape::constant);
+  auto batch_in_range = [&] { return require_range("--batch-size", c.batch_size, 1, n); };
+  auto explicit_steps = [&](std::int64_t hi, std::string_view range) {
+    if (c.steps && (*c.steps < 1 || *c.steps > hi))
+      fail("--steps", static_cast<double>(*c.steps), fmt::format("1..{} ({})", hi, range));
+  };
+  switch (c.algorithm) {
+    case Algorithm::noisy_sgd:
+      p.sampling = c.sampling;
+      p.batch = c.sampling == Sampling::full ? n : batch_in_range();
+      if (!c.steps) require_positive("--epochs", c.epochs);
+      p.steps = c.steps ? *c.steps
+                        : std::max<std::int64_t>(1, std::llround(c.epochs * static_cast<double>(n) /
+                                                                 static_cast<double>(p.batch)));
+      explicit_steps(kMaxSteps, "any");
+      break;
+    case Algorithm::noisy_gd:
+      p.sampling = Sampling::full;
+      p.batch = n;
+      if (!c.steps) require_positive("--epochs", c.epochs);
+      p.steps = c.steps ? *c.steps : std::max<std::int64_t>(1, std::llround(c.epochs));
+      explicit_steps(kMaxSteps, "any");
+      break;
+    case Algorithm::pnsgd:
+      // journal Alg. 2: one pass, the records in their (public) order, b per step.
+      p.sampling = Sampling::cyclic;
+      p.batch = batch_in_range();
+      p.steps = c.steps.value_or(n / p.batch);
+      explicit_steps(n / p.batch, "one pass: at most n / batch-size");
+      break;
+    case Algorithm::federated:
+      // federated Alg. 1: every user takes part in exactly one round.
+      p.sampling = Sampling::shuffle;
+      p.batch = batch_in_range();
+      p.steps = c.steps.value_or(n / p.batch);
+      explicit_steps(n / p.batch, "each user in at most one round: at most n / m");
+      break;
+    case Algorithm::online:
+      p.sampling = Sampling::cyclic;
+      p.batch = 1;
+      p.steps = c.steps.value_or(n);
+      explicit_steps(n, "one pass over the stream: at most n");
+      break;
+  }
+  const double eta = c.eta ? require_positive("--eta", *c.eta) : 1.0 / p.constants.smoothness();
+  p.eta = make_schedule(p.shape, eta, p.steps);
+  if (c.clip) {
+    require_positive("--clip", *c.clip);
+    // Clipping at C >= L never acts: the update is the plain gradient step.
+    p.clipping_acts = !p.constants.lipschitz_data || *c.clip < *p.constants.lipschitz_data;
+  }
+  return p;
+}
+
+// The loss class reported in the Run (docs/training.md, "What the report is told").
+LossClass loss_class(const Plan& p, const TrainConfig& c, std::size_t parameters) {
+  LossClass lc;
+  if (p.clipping_acts) {
+    // A clipped gradient is not the gradient of a convex smooth loss in general: the
+    // contraction / shifted-Renyi / LSI arguments do not describe the update. Only the
+    // clip norm is stated; analyses that need L, beta or convexity say why they drop out.
+    lc.convex = false;
+    return lc;
+  }
+  const double beta = p.constants.smoothness();
+  lc.smoothness = beta;
+  lc.strong_convexity = p.constants.l2;
+  lc.convex = true;
+  // The sensitivity needs only the data part of the gradient (the regulariser is the same
+  // on both datasets). The analyses also use L to bound the image of the update,
+  // D + 2 eta L, which needs the whole gradient; they use that bound only when eta > 2/beta
+  // (otherwise the 1-Lipschitz bound D is smaller). So L_data is exact when every
+  // eta_t <= 2/beta or lambda = 0, and L_data + lambda sup_W ||theta|| (conservative) otherwise.
+  bool contractive = true;
+  for (double e : p.eta.values()) contractive = contractive && e <= 2.0 / beta;
+  lc.lipschitz = (contractive || p.constants.l2 == 0)
+                     ? p.constants.lipschitz_data
+                     : p.constants.lipschitz_total(c.constraint, parameters);
+  return lc;
+}
+
+Schedule noise_from_sigma(const Plan& p, NoiseKind kind, double sigma) {
+  if (p.eta.is_constant())
+    return Schedule(noise_std_from_sigma(p.convention, sigma, p.eta.at(1), p.batch, kind));
+  std::vector<double> s(p.eta.size());
+  for (std::size_t t = 0; t < s.size(); ++t)
+    s[t] = noise_std_from_sigma(p.convention, sigma, p.eta.values()[t], p.batch, kind);
+  return Schedule(std::move(s));
+}
+
+std::string account_command(const Run& run, const Plan& p, const std::optional<double>& sigma,
+                            double delta) {
+  std::string cmd = fmt::format("hsdp account --n {} --steps {} --batch-size {} --sampling {}",
+                                run.n, run.steps, run.batch_size, to_string(run.sampling));
+  cmd += fmt::format(" --eta {}", p.eta.at(1));
+  if (p.shape == ScheduleShape::inv_sqrt) cmd += " --eta-schedule inv-sqrt";
+  if (p.shape == ScheduleShape::inv_t) cmd += " --eta-schedule inv-t";
+  cmd += fmt::format(" --noise {}", to_string(run.noise));
+  if (sigma)
+    cmd += fmt::format(" --sigma {} --convention {}", *sigma, to_string(p.convention));
+  else
+    cmd += fmt::format(" --noise-std {}", run.noise_std.at(1));
+  if (run.loss.lipschitz) cmd += fmt::format(" --lipschitz {}", *run.loss.lipschitz);
+  if (run.loss.smoothness) cmd += fmt::format(" --smoothness {}", *run.loss.smoothness);
+  if (run.loss.strong_convexity > 0) cmd += fmt::format(" --strong-convexity {}", run.loss.strong_convexity);
+  if (!run.loss.convex) cmd += " --non-convex";
+  if (std::isfinite(run.diameter)) cmd += fmt::format(" --diameter {}", run.diameter);
+  if (run.clip) cmd += fmt::format(" --clip {}", *run.clip);
+  if (run.dimension) cmd += fmt::format(" --dimension {}", *run.dimension);
+  cmd += fmt::format(" --release {} --delta {} --json", to_string(run.release), delta);
+  return cmd;
+}
+
+// Per-coordinate noise with parameter-space std s: Gaussian N(0, s^2), or Laplace with
+// scale s / sqrt(2) (variance 2 b^2 = s^2), drawn by inversion.
+class NoiseSource {
+ public:
+  NoiseSource(std::mt19937_64& rng, NoiseKind kind) : rng_(rng), kind_(kind) {}
+  double operator()(double s) {
+    if (kind_ == NoiseKind::gaussian) return s * normal_(rng_);
+    double v = 0.0;
+    while (v == 0.0) v = uniform_(rng_);  // (0, 1): log1p(-1) = -inf must not occur
+    const double u = v - 0.5;             // in (-0.5, 0.5)
+    const double b = s / std::sqrt(2.0);
+    return u < 0 ? b * std::log1p(2 * u) : -b * std::log1p(-2 * u);
+  }
+
+ private:
+  std::mt19937_64& rng_;
+  NoiseKind kind_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+  std::uniform_real_distribution<double> uniform_{0.0, 1.0};
+};
+
+// The analyses whose envelope the noise search uses. An analysis that takes longer than
+// kSlow to evaluate once at the starting noise is left out of the search (the search
+// evaluates the envelope dozens of times); it is still evaluated in the final report.
+// Leaving an analysis out can only make the calibrated noise larger, never the reported
+// guarantee weaker: the report's best is the minimum over a superset of the envelope.
+std::vector<AnalysisPtr> search_analyses(const Run& run, double delta, std::vector<std::string>& notes) {
+  constexpr double kSlow = 0.25;  // seconds
+  std::vector<AnalysisPtr> keep;
+  std::vector<std::string> left_out;
+  const Query q = Query::at_delta(delta);
+  for (const auto& a : all_analyses()) {
+    if (a->kind() != BoundKind::upper) continue;
+    if (a->check(run)) continue;  // not applicable here: cannot help the envelope
+    const auto t0 = std::chrono::steady_clock::now();
+    a->evaluate(run, q);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (dt > kSlow) left_out.emplace_back(a->name());
+    else keep.push_back(a);
+  }
+  if (keep.empty()) return {};  // all of them (the calibrator's default)
+  if (!left_out.empty()) {
+    std::string names;
+    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
+    notes.push_back(fmt::format("noise search used the envelope without {} (slow to evaluate; it is "
+                                "still in the report, so the noise may be larger than needed)", names));
+  }
+  return keep;
+}
+
+}  // namespace
+
+std::string_view to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::noisy_sgd: return "noisy-sgd";
+    case Algorithm::noisy_gd: return "noisy-gd";
+    case Algorithm::pnsgd: return "pnsgd";
+    case Algorithm::federated: return "federated";
+    case Algorithm::online: return "online";
+  }
+  return "?";
+}
+
+Algorithm parse_algorithm(std::string_view text, std::string_view parameter) {
+  for (auto a : {Algorithm::noisy_sgd, Algorithm::noisy_gd, Algorithm::pnsgd, Algorithm::federated,
+                 Algorithm::online})
+    if (text == to_string(a)) return a;
+  fail(parameter, text, "one of noisy-sgd, noisy-gd, pnsgd, federated, online");
+}
+
+Convention convention_of(Algorithm a, NoiseKind kind) {
+  switch (a) {
+    case Algorithm::noisy_sgd: return Convention::altschuler;
+    case Algorithm::noisy_gd: return Convention::chourasia;
+    case Algorithm::pnsgd: return kind == NoiseKind::laplace ? Convention::isit : Convention::journal;
+    case Algorithm::federated: return Convention::federated;
+    case Algorithm::online: return Convention::journal;
+  }
+  return Convention::journal;
+}
+
+namespace {
+
+Run base_run(const TrainConfig& c, const Plan& p, std::int64_t n, std::size_t parameters) {
+  Run run;
+  run.n = n;
+  run.steps = p.steps;
+  run.batch_size = p.batch;
+  run.sampling = p.sampling;
+  run.eta = p.eta;
+  run.noise = c.noise;
+  run.loss = loss_class(p, c, parameters);
+  run.diameter = c.constraint.diameter(parameters);
+  run.release = c.release;
+  run.adjacency = Adjacency::replace;
+  run.dimension = static_cast<std::int64_t>(parameters);
+  if (p.clipping_acts) run.clip = *c.clip;
+  return run;
+}
+
+void check_noise_choice(const TrainConfig& c) {
+  const int given = (c.sigma ? 1 : 0) + (c.noise_std ? 1 : 0) + (c.target_epsilon ? 1 : 0) +
+                    (c.no_noise ? 1 : 0);
+  if (given != 1)
+    fail("noise", fmt::format("{} noise choices given", given),
+         "exactly one of --sigma, --noise-std, a target --epsilon with --delta, or --no-noise");
+  if (c.sigma) require_positive("--sigma", *c.sigma);
+  if (c.noise_std) require_positive("--noise-std", *c.noise_std);
+  if (c.target_epsilon) require_positive("--epsilon", *c.target_epsilon);
+  require_open("--delta", c.delta, 0.0, 1.0);
+  if (c.release == Release::every)
+    fail("--release", "every", "last or random-stop (the trainer releases one iterate)");
+}
+
+void check_classes(const LossSpec& loss) {
+  if (loss.kind == LossKind::softmax && loss.classes < 2)
+    fail("classes", static_cast<double>(loss.classes), ">= 2 distinct labels for softmax");
+}
+
+}  // namespace
+
+Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::size_t outputs) {
+  const std::size_t parameters = outputs * (d + (config.bias ? 1 : 0));
+  const Plan p = make_plan(config, n, parameters);
+  Run run = base_run(config, p, n, parameters);
+  if (config.sigma) run.noise_std = noise_from_sigma(p, config.noise, *config.sigma);
+  if (config.noise_std) run.noise_std = Schedule(*config.noise_std);
+  return run;
+}
+
+TrainResult train(const data::Dataset& data, const TrainConfig& config) {
+  check_noise_choice(config);
+  check_classes(config.loss);
+  check_data(data, config.loss, config.record_norm);
+  const auto n = static_cast<std::int64_t>(data.n);
+
+  TrainResult res;
+  res.model = LinearModel::zeros(config.loss, data.d, config.bias);
+  const std::size_t P = res.model.parameters();
+  const Plan plan = make_plan(config, n, P);
+  res.constants = plan.constants;
+  res.convention = plan.convention;
+  res.clipping_acts = plan.clipping_acts;
+  Run run = base_run(config, plan, n, P);
+
+  const double beta = plan.constants.smoothness();
+  if (plan.eta.max() > 2.0 / beta)
+    res.notes.push_back(fmt::format(
+        "eta = {} exceeds 2/beta = {}: the gradient step is not certified contractive; the "
+        "report drops the analyses that need it",
+        show(plan.eta.max()), show(2.0 / beta)));
+  if (config.clip) {
+    res.notes.push_back(
+        plan.clipping_acts
+            ? fmt::format("per-example clipping at C = {} can act (C < L): the report keeps only "
+                          "analyses valid for clipped gradients (composition baseline)",
+                          show(*config.clip))
+            : fmt::format("clipping at C = {} never acts (C >= L = {})", show(*config.clip),
+                          show(*plan.constants.lipschitz_data)));
+  }
+  if (config.noise == NoiseKind::laplace && P != 1)
+    res.notes.push_back(fmt::format(
+        "Laplace noise on {} parameters: the Laplace analysis (isit Thm 3) is stated in 1-D", P));
+
+  // ---- noise
+  if (config.sigma) {
+    res.sigma = *config.sigma;
+    run.noise_std = noise_from_sigma(plan, config.noise, *config.sigma);
+  } else if (config.noise_std) {
+    run.noise_std = Schedule(*config.noise_std);
+  } else if (config.target_epsilon) {
+    // The smallest sigma (in the algorithm's own convention) whose tightest valid bound
+    // meets the target; calibrate() re-evaluates its answer with the full accountant.
+    run.noise_std = noise_from_sigma(plan, config.noise, 1.0);
+    CalibrationOptions opt;
+    opt.noise = NoiseParameter{NoiseUnit::sigma, plan.convention, 1.0};
+    opt.eta_shape = plan.shape;
+    const std::vector<AnalysisPtr> fast = search_analyses(run, config.delta, res.notes);
+    opt.analyses = fast;
+    const CalibrationResult cal =
+        calibrate(run, CalibrationParameter::noise, *config.target_epsilon, config.delta, opt);
+    if (!cal.feasible)
+      fail("--epsilon", *config.target_epsilon,
+           fmt::format("a target some noise level meets for this run ({})", cal.reason));
+    res.sigma = cal.value;
+    run.noise_std = noise_from_sigma(plan, config.noise, cal.value);
+    res.notes.push_back(fmt::format("calibrated sigma = {} ({} convention) for epsilon = {} at delta = {}",
+                                    show(cal.value), to_string(plan.convention),
+                                    show(*config.target_epsilon), show(config.delta)));
+  } else {
+    run.noise_std = Schedule(0.0);
+    res.notes.push_back("no noise: a non-private baseline, no privacy report");
+  }
+
+  if (!config.no_noise) {
+    run.validate();
+    res.report = account(run, Query::at_delta(config.delta));
+    if (config.target_epsilon) {
+      // Never report a calibration that the accountant does not confirm.
+      if (!res.report->best || !(*res.report->analyses[*res.report->best].epsilon <= *config.target_epsilon))
+        throw std::logic_error("calibrated noise does not meet the target under the accountant");
+    }
+    res.account_command = account_command(run, plan, res.sigma, config.delta);
+  }
+
+  // ---- randomness
+  std::uint64_t seed;
+  if (config.seed) {
+    seed = *config.seed;
+    res.seeded = true;
+  } else {
+    std::random_device rd;  // the operating system's entropy source
+    seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  }
+  std::mt19937_64 rng(seed);
+  NoiseSource noise(rng, config.noise);
+
+  // ---- the iteration
+  const std::int64_t T = plan.steps;
+  const std::int64_t tau =
+      config.release == Release::random_stop
+          ? std::uniform_int_distribution<std::int64_t>(1, T)(rng)  // hidden stopping time
+          : T;
+  res.released_step = tau;
+  res.uses.assign(static_cast<std::size_t>(n), 0);
+  BatchSampler sampler(plan.sampling, n, plan.batch, rng);
+  std::vector<double>& theta = res.model.theta;
+  std::vector<double> grad(P), released;
+  std::vector<std::int64_t> batch;
+  const double clip = config.clip ? *config.clip : 0.0;
+  const double l2 = config.loss.l2;
+  const double inv_b = 1.0 / static_cast<double>(plan.batch);
+  const bool local_noise = config.algorithm == Algorithm::federated;
+  double max_excess = -kInf;
+  const std::int64_t report_every = std::max<std::int64_t>(1, T / 200);
+
+  for (std::int64_t t = 1; t <= T; ++t) {
+    std::fill(grad.begin(), grad.end(), 0.0);
+    std::int64_t clipped = 0;
+    if (plan.sampling == Sampling::full) {
+      clipped = full_gradient_sum(res.model, data, clip, grad);
+      for (auto& u : res.uses) ++u;
+      if (config.record_batches) {
+        batch.resize(static_cast<std::size_t>(n));
+        std::iota(batch.begin(), batch.end(), 0);
+        res.batches.push_back(batch);
+      }
+    } else {
+      sampler.next(t, batch);
+      clipped = batch_gradient_sum(res.model, data, batch, clip, grad);
+      for (auto i : batch) ++res.uses[static_cast<std::size_t>(i)];
+      if (config.record_batches) res.batches.push_back(batch);
+    }
+    res.clipped_examples += clipped;
+    const double eta = plan.eta.at(t);
+    if (local_noise && !config.no_noise) {
+      // federated Alg. 1: user j sends grad_j + sigma Z_j; the aggregator averages the m
+      // messages. In parameter space: eta/m sum_j sigma Z_j has std eta sigma / sqrt(m).
+      const double s = run.noise_std.at(t) * std::sqrt(static_cast<double>(plan.batch)) / eta;
+      for (std::size_t u = 0; u < batch.size(); ++u)
+        for (std::size_t j = 0; j < P; ++j) grad[j] += noise(s);
+      for (std::size_t j = 0; j < P; ++j) theta[j] -= eta * (grad[j] * inv_b + l2 * theta[j]);
+    } else {
+      const double s = config.no_noise ? 0.0 : run.noise_std.at(t);
+      for (std::size_t j = 0; j < P; ++j) {
+        theta[j] -= eta * (grad[j] * inv_b + l2 * theta[j]);
+        if (s > 0) theta[j] += noise(s);
+      }
+    }
+    config.constraint.project(theta);
+    max_excess = std::max(max_excess, config.constraint.excess(theta));
+    if (t == tau) released = theta;
+    if (config.progress && (t % report_every == 0 || t == T)) config.progress(t, T);
+  }
+  theta = released;
+  res.max_constraint_excess = max_excess;
+  if (res.clipped_examples > 0 && !plan.clipping_acts)
+    throw std::logic_error("clipping acted although C >= L");
+  res.run = run;
+  return res;
+}
+
+}  // namespace hsdp::train
