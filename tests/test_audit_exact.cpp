@@ -1,0 +1,412 @@
+// The exact audit (src/audit/exact.cpp, src/audit/tightness.cpp, cli/audit.cpp).
+//
+// Independent checks of the propagated laws:
+//  - unprojected deterministic runs, where both laws are Gaussians and E_gamma is
+//    theta_gamma(shift / std) (journal Thm 1) and D_alpha = alpha r^2 / 2;
+//  - one and two projected steps, E_gamma by adaptive quadrature of the analytic laws;
+//  - one Poisson step, the mixture law by quadrature;
+//  - shuffled order = average of the cyclic laws over the record's position; random stop =
+//    average of the prefix laws;
+// then the audit's purpose: every upper bound hsdp reports is >= exact - error.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "hsdp/audit/exact.hpp"
+#include "hsdp/divergence/hockey_stick.hpp"
+#include "hsdp/errors.hpp"
+#include "hsdp/numerics/log_normal.hpp"
+#include "hsdp/numerics/quadrature.hpp"
+#include "hsdp/numerics/root.hpp"
+
+namespace {
+
+using RunT = hsdp::Run;
+using hsdp::Sampling;
+using hsdp::Schedule;
+namespace audit = hsdp::audit;
+namespace num = hsdp::num;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+RunT make_run(std::int64_t n, std::int64_t steps, std::int64_t b, Sampling sampling, double eta,
+             double std, double diameter) {
+  RunT r;
+  r.n = n;
+  r.steps = steps;
+  r.batch_size = b;
+  r.sampling = sampling;
+  r.eta = Schedule(eta);
+  r.noise_std = Schedule(std);
+  r.loss.lipschitz = 1.0;
+  r.loss.smoothness = 1.0;
+  r.diameter = diameter;
+  return r;
+}
+
+// eps(delta) of two Gaussians at distance r std apart: the root of theta_{e^eps}(r) = delta.
+double gaussian_epsilon(double r, double delta) {
+  auto f = [&](double eps) { return hsdp::div::log_theta(eps, r) - std::log(delta); };
+  return num::monotone_boundary(f, 0.0, 100.0, num::Holds::above, {1e-15, 1e-300, 400});
+}
+
+// E_gamma(P || Q) = int (p - gamma q)^+ over [a, b] by adaptive quadrature, the range split
+// at the given crossing points of p = gamma q, plus the atom terms.
+double quad_e_gamma(const std::function<double(double)>& p, const std::function<double(double)>& q,
+                    double gamma, double a, double b, std::vector<double> cuts) {
+  std::vector<double> pts{a};
+  for (double c : cuts)
+    if (c > a && c < b) pts.push_back(c);
+  pts.push_back(b);
+  std::sort(pts.begin(), pts.end());
+  double sum = 0.0;
+  for (std::size_t i = 0; i + 1 < pts.size(); ++i)
+    sum += num::integrate([&](double x) { return std::max(p(x) - gamma * q(x), 0.0); }, pts[i],
+                          pts[i + 1], 1e-13);
+  return sum;
+}
+
+double phi_s(double x, double s) { return num::phi(x / s) / s; }
+
+TEST(AuditExact, UnprojectedFullBatchIsThetaOfTheShift) {
+  // 10 full-batch steps, opposite pair: the walks drift by -+ eta L / n per step, so the
+  // final laws are N(-+0.1, 10 s^2): E_gamma = theta_gamma(0.2 / sqrt(0.1)).
+  const RunT run = make_run(10, 10, 10, Sampling::full, 0.1, 0.1, kInf);
+  const double r = 0.2 / std::sqrt(0.1);
+  const auto laws = audit::propagate(run, audit::Pair::opposite, 8001);
+  for (const double eps : {0.0, 0.5, 1.0, 2.0, 3.0})
+    EXPECT_NEAR(audit::delta_at(laws, eps), hsdp::div::theta(eps, r), 1e-6 * hsdp::div::theta(eps, r))
+        << "eps " << eps;
+  const double closed = gaussian_epsilon(r, 1e-5);
+  EXPECT_NEAR(closed, 2.5943833805276, 1e-9);  // scipy: brentq on Q(e/r - r/2) - e^e Q(e/r + r/2)
+  const auto res = audit::exact(run, hsdp::Query::at_delta(1e-5), {8001, audit::Pair::opposite});
+  EXPECT_NEAR(res.epsilon, closed, 1e-6);
+  EXPECT_LE(std::abs(res.epsilon - closed), res.error);
+  EXPECT_LT(res.error, 1e-6);
+  // D_alpha of N(0,1) vs N(r,1) is alpha r^2 / 2 (orders whose tilted law sits well inside
+  // the resolved part of the grid, docs/audit.md).
+  for (const double alpha : {1.5, 2.0, 3.0})
+    EXPECT_NEAR(audit::renyi_at(laws, alpha), alpha * r * r / 2, 1e-6) << alpha;
+}
+
+TEST(AuditExact, UnprojectedCyclicSec4IsThetaOfOneStep) {
+  // Cyclic, b = 1, T = n = 6: the record (default: position 6) is used once, at the last
+  // step, and the sec4 pair moves only the x' walk, by eta L: r = eta L / (sqrt(T) s).
+  const RunT run = make_run(6, 6, 1, Sampling::cyclic, 0.3, 0.2, kInf);
+  const double r = 0.3 / (std::sqrt(6.0) * 0.2);
+  const auto res = audit::exact(run, hsdp::Query::at_delta(1e-6), {8001, audit::Pair::sec4});
+  ASSERT_TRUE(res.index.has_value());
+  EXPECT_EQ(*res.index, 6);
+  EXPECT_NEAR(res.epsilon, gaussian_epsilon(r, 1e-6), 1e-6);
+  const auto at_eps = audit::exact(run, hsdp::Query::at_epsilon(0.5), {8001, audit::Pair::sec4});
+  EXPECT_NEAR(at_eps.delta, hsdp::div::theta(0.5, r), 1e-9);
+}
+
+TEST(AuditExact, UnusedRecordGivesZero) {
+  // Cyclic b = 1, 5 of n = 10 steps: record 8 is never used, the two laws are identical.
+  RunT run = make_run(10, 5, 1, Sampling::cyclic, 0.5, 0.1, 2.0);
+  run.index = 8;
+  const auto laws = audit::propagate(run, audit::Pair::opposite, 513);
+  EXPECT_EQ(audit::delta_at(laws, 0.0), 0.0);
+  EXPECT_EQ(audit::epsilon_at(laws, 1e-9), 0.0);
+}
+
+TEST(AuditExact, OneProjectedStepMatchesQuadrature) {
+  // One full-batch step from 0 on [-D/2, D/2]: P = Proj N(-c, s^2), Q = Proj N(c, s^2).
+  const double D = 1.0, s = 0.3, c = 0.4;  // eta = 0.4, L = 1, b = n = 1
+  const RunT run = make_run(1, 1, 1, Sampling::full, 0.4, s, D);
+  const auto laws = audit::propagate(run, audit::Pair::opposite, 2001);
+  const double a = -D / 2, b = D / 2;
+  for (const double eps : {0.0, 0.3, 1.0, 2.0}) {
+    const double gamma = std::exp(eps);
+    // p/q = exp(-2 c x / s^2) crosses gamma at x = -s^2 eps / (2c).
+    const double cut = -s * s * eps / (2 * c);
+    const double dens = quad_e_gamma([&](double x) { return phi_s(x + c, s); },
+                                     [&](double x) { return phi_s(x - c, s); }, gamma, a, b, {cut});
+    // Atoms: P(left) = Q((-c - a)/s)... the mass of N(m, s^2) below a is Q((m - a)/s).
+    const double pl = num::q((-c - a) / s), pr = num::q((b + c) / s);
+    const double ql = num::q((c - a) / s), qr = num::q((b - c) / s);
+    const double expected = dens + std::max(pl - gamma * ql, 0.0) + std::max(pr - gamma * qr, 0.0);
+    EXPECT_NEAR(audit::e_gamma(laws.p, laws.q, eps), expected, 1e-10) << eps;
+    EXPECT_NEAR(laws.p.left, pl, 1e-15);
+    EXPECT_NEAR(laws.q.right, qr, 1e-15);
+  }
+}
+
+TEST(AuditExact, TwoProjectedStepsMatchNestedQuadrature) {
+  // Two full-batch steps, sec4 pair: P symmetric walk, Q drifts by c = 0.25 each step.
+  const double D = 1.0, s = 0.25, c = 0.25;
+  const RunT run = make_run(1, 2, 1, Sampling::full, 0.25, s, D);
+  const auto laws = audit::propagate(run, audit::Pair::sec4, 4001);
+  const double a = -D / 2, b = D / 2;
+  // The law after one step from 0 with drift d, then its image after the second step.
+  struct Step1 {
+    double d, s, a, b;
+    double dens(double y) const { return phi_s(y - d, s); }
+    double left() const { return num::q((d - a) / s); }
+    double right() const { return num::q((b - d) / s); }
+  };
+  auto law2 = [&](double d) {
+    Step1 l1{d, s, a, b};
+    return [=](double x) {
+      const double inner = num::integrate([&](double y) { return l1.dens(y) * phi_s(x - y - d, s); }, a, b, 1e-13);
+      return inner + l1.left() * phi_s(x - a - d, s) + l1.right() * phi_s(x - b - d, s);
+    };
+  };
+  auto atoms2 = [&](double d) {
+    Step1 l1{d, s, a, b};
+    const double left = num::integrate([&](double y) { return l1.dens(y) * num::q((y + d - a) / s); }, a, b, 1e-13) +
+                        l1.left() * num::q(d / s) + l1.right() * num::q((b - a + d) / s);
+    const double right = num::integrate([&](double y) { return l1.dens(y) * num::q((b - y - d) / s); }, a, b, 1e-13) +
+                         l1.left() * num::q((b - a - d) / s) + l1.right() * num::q(-d / s);
+    return std::pair{left, right};
+  };
+  const auto p2 = law2(0.0), q2 = law2(c);
+  const auto [pl, pr] = atoms2(0.0);
+  const auto [ql, qr] = atoms2(c);
+  EXPECT_NEAR(laws.p.left, pl, 1e-11);
+  EXPECT_NEAR(laws.q.right, qr, 1e-11);
+  for (const double eps : {0.2, 1.0}) {
+    const double gamma = std::exp(eps);
+    // q2/p2 is increasing in x (a drift to the right): one crossing, found by bisection.
+    auto g = [&](double x) { return p2(x) - gamma * q2(x); };
+    double lo = a, hi = b;
+    ASSERT_GT(g(lo), 0.0);
+    if (g(hi) < 0.0)
+      for (int i = 0; i < 60; ++i) (g(0.5 * (lo + hi)) > 0 ? lo : hi) = 0.5 * (lo + hi);
+    const double dens = quad_e_gamma(p2, q2, gamma, a, b, {0.5 * (lo + hi)});
+    const double expected = dens + std::max(pl - gamma * ql, 0.0) + std::max(pr - gamma * qr, 0.0);
+    EXPECT_NEAR(audit::e_gamma(laws.p, laws.q, eps), expected, 1e-9) << eps;
+  }
+}
+
+TEST(AuditExact, PoissonStepIsTheMixture) {
+  // One unprojected Poisson step (q = b/n = 0.25), sec4: P = N(0, s^2),
+  // Q = 0.75 N(0, s^2) + 0.25 N(c, s^2), c = eta L / b.
+  const double s = 0.5, c = 1.0, qs = 0.25;
+  const RunT run = make_run(4, 1, 1, Sampling::poisson, 1.0, s, kInf);
+  const auto laws = audit::propagate(run, audit::Pair::sec4, 8001);
+  auto p = [&](double x) { return phi_s(x, s); };
+  auto q = [&](double x) { return (1 - qs) * phi_s(x, s) + qs * phi_s(x - c, s); };
+  const double lo = laws.p.lo, hi = laws.p.hi;
+  for (const double eps : {0.1, 0.5, 1.0}) {
+    const double gamma = std::exp(eps);
+    // q/p = 0.75 + 0.25 exp((c x - c^2/2)/s^2) is increasing: q = gamma p at one x.
+    const double xq = (std::log((gamma - (1 - qs)) / qs) * s * s + c * c / 2) / c;
+    const double expected_qp = quad_e_gamma(q, p, gamma, lo, hi, {xq});
+    EXPECT_NEAR(audit::e_gamma(laws.q, laws.p, eps), expected_qp, 1e-9) << eps;
+    // p/q = gamma needs q/p = 1/gamma < 0.75 for eps > log(4/3); otherwise E(P||Q) = 0.
+    const double expected_pq =
+        1.0 / gamma > 1 - qs
+            ? quad_e_gamma(p, q, gamma, lo, hi, {(std::log((1.0 / gamma - (1 - qs)) / qs) * s * s + c * c / 2) / c})
+            : 0.0;
+    EXPECT_NEAR(audit::e_gamma(laws.p, laws.q, eps), expected_pq, 1e-9) << eps;
+  }
+}
+
+TEST(AuditExact, ShuffleIsTheAverageOverPositions) {
+  // One epoch of n = 4 shuffled batches of b = 1: the record is in batch k = 1..4 with
+  // probability 1/4 each, so the law is the average of the cyclic laws with index k.
+  const RunT shuffled = make_run(4, 4, 1, Sampling::shuffle, 0.3, 0.2, 1.0);
+  const auto laws = audit::propagate(shuffled, audit::Pair::opposite, 1025);
+  std::vector<double> avg(laws.q.density.size(), 0.0);
+  double left = 0.0, right = 0.0;
+  for (std::int64_t k = 1; k <= 4; ++k) {
+    RunT cyc = shuffled;
+    cyc.sampling = Sampling::cyclic;
+    cyc.index = k;
+    const auto l = audit::propagate(cyc, audit::Pair::opposite, 1025);
+    for (std::size_t j = 0; j < avg.size(); ++j) avg[j] += l.q.density[j] / 4;
+    left += l.q.left / 4;
+    right += l.q.right / 4;
+  }
+  for (std::size_t j = 0; j < avg.size(); ++j) ASSERT_NEAR(laws.q.density[j], avg[j], 1e-12) << j;
+  EXPECT_NEAR(laws.q.left, left, 1e-14);
+  EXPECT_NEAR(laws.q.right, right, 1e-14);
+}
+
+TEST(AuditExact, RandomStopIsTheAverageOfPrefixLaws) {
+  RunT run = make_run(8, 5, 2, Sampling::poisson, 0.5, 0.3, 1.5);
+  run.release = hsdp::Release::random_stop;
+  const auto laws = audit::propagate(run, audit::Pair::opposite, 1025);
+  std::vector<double> avg(laws.p.density.size(), 0.0);
+  double left = 0.0;
+  RunT last = run;
+  last.release = hsdp::Release::last;
+  for (std::int64_t t = 1; t <= 5; ++t) {
+    const auto l = audit::propagate(audit::with_steps(last, t), audit::Pair::opposite, 1025);
+    for (std::size_t j = 0; j < avg.size(); ++j) avg[j] += l.p.density[j] / 5;
+    left += l.p.left / 5;
+  }
+  for (std::size_t j = 0; j < avg.size(); ++j) ASSERT_NEAR(laws.p.density[j], avg[j], 1e-12) << j;
+  EXPECT_NEAR(laws.p.left, left, 1e-14);
+}
+
+TEST(AuditExact, ProjectedConvergesWithinTheStatedError) {
+  // The stated error of a grid (|fine - coarse|) covers the distance to a 4x finer grid,
+  // and the mass stays 1 to quadrature accuracy.
+  const RunT run = make_run(10, 40, 2, Sampling::poisson, 0.2, 0.08, 1.0);
+  const auto coarse = audit::exact(run, hsdp::Query::at_delta(1e-5), {513, audit::Pair::opposite});
+  const auto fine = audit::exact(run, hsdp::Query::at_delta(1e-5), {4097, audit::Pair::opposite});
+  EXPECT_LE(std::abs(coarse.epsilon - fine.epsilon), coarse.error);
+  EXPECT_LT(fine.error, 1e-6 * fine.epsilon);
+  EXPECT_LT(fine.mass_defect, 1e-9);
+  EXPECT_GT(fine.epsilon, 0.1);
+}
+
+TEST(AuditExact, ProjectionReducesPrivacyLoss) {
+  // The same walk unprojected is a Gaussian pair; projecting onto a small interval is a
+  // post-processing and can only lower eps (and it does, strictly, here).
+  const RunT free_run = make_run(10, 30, 10, Sampling::full, 0.1, 0.05, kInf);
+  RunT boxed = free_run;
+  boxed.diameter = 0.5;
+  const auto f = audit::exact(free_run, hsdp::Query::at_delta(1e-5), {16001, audit::Pair::opposite});
+  const auto b = audit::exact(boxed, hsdp::Query::at_delta(1e-5), {4001, audit::Pair::opposite});
+  const double closed = gaussian_epsilon(2 * 30 * 0.01 / (std::sqrt(30.0) * 0.05), 1e-5);
+  EXPECT_NEAR(f.epsilon, closed, 1e-6);
+  EXPECT_LE(std::abs(f.epsilon - closed), f.error);
+  EXPECT_LT(b.epsilon, f.epsilon - 0.1);
+}
+
+// The audit's purpose: no upper bound hsdp reports is below the exact value minus its error.
+struct GridCase {
+  std::int64_t n, steps, b;
+  Sampling sampling;
+  hsdp::Release release;
+  double eta, std, diameter;
+};
+
+class BoundsAboveExact : public ::testing::TestWithParam<GridCase> {};
+
+TEST_P(BoundsAboveExact, EveryBoundIsAtLeastExactMinusError) {
+  const auto& g = GetParam();
+  RunT run = make_run(g.n, g.steps, g.b, g.sampling, g.eta, g.std, g.diameter);
+  run.release = g.release;
+  for (const auto pair : {audit::Pair::opposite, audit::Pair::sec4}) {
+    const auto t = audit::tightness(run, hsdp::Query::at_delta(1e-5), {2049, pair});
+    EXPECT_GT(t.exact.epsilon, 0.0);
+    for (const auto& b : t.bounds) {
+      EXPECT_TRUE(b.consistent) << run.summary() << " pair " << audit::to_string(pair) << ": "
+                                << b.name << " = " << b.value << " < exact " << t.exact.epsilon
+                                << " - " << t.exact.error;
+      EXPECT_GE(b.ratio, 1.0 - t.exact.error / t.exact.epsilon) << b.name;
+    }
+    if (pair == audit::Pair::opposite) EXPECT_FALSE(t.bounds.empty()) << run.summary();
+  }
+}
+
+using hsdp::Release;
+INSTANTIATE_TEST_SUITE_P(
+    Grid, BoundsAboveExact,
+    ::testing::Values(
+        GridCase{10, 10, 10, Sampling::full, Release::last, 0.1, 0.1, 1.0},
+        GridCase{10, 50, 10, Sampling::full, Release::last, 0.2, 0.05, 0.5},
+        GridCase{5, 5, 5, Sampling::full, Release::last, 1.0, 0.5, 4.0},
+        GridCase{20, 20, 1, Sampling::cyclic, Release::last, 0.1, 0.05, 1.0},
+        GridCase{20, 20, 1, Sampling::cyclic, Release::random_stop, 0.1, 0.05, 1.0},
+        GridCase{12, 6, 2, Sampling::cyclic, Release::last, 0.5, 0.2, 2.0},
+        GridCase{12, 6, 2, Sampling::shuffle, Release::last, 0.5, 0.2, 2.0},
+        GridCase{16, 16, 1, Sampling::shuffle, Release::random_stop, 0.2, 0.1, 1.0},
+        // Random batches. The subsampled RDP analyses take from seconds to minutes on larger
+        // runs (fixed-size n = 10, T = 30: ~20 s), so the unit test keeps two quick cases;
+        // docs/audit.md lists the larger ones checked outside it.
+        GridCase{20, 20, 2, Sampling::poisson, Release::last, 0.1, 0.1, 1.0},
+        GridCase{2, 1, 1, Sampling::poisson, Release::last, 1.0, 0.5, 4.0}));
+
+TEST(AuditExact, InvalidInputNamesTheParameter) {
+  const RunT run = make_run(10, 10, 10, Sampling::full, 0.1, 0.1, 1.0);
+  auto message = [&](auto f) {
+    try {
+      f();
+    } catch (const hsdp::InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_NE(message([&] { audit::exact(run, hsdp::Query::at_delta(1e-5), {10, audit::Pair::sec4}); })
+                .find("grid"),
+            std::string::npos);
+  RunT lap = run;
+  lap.noise = hsdp::NoiseKind::laplace;
+  EXPECT_NE(message([&] { audit::propagate(lap, audit::Pair::sec4, 513); }).find("--noise"), std::string::npos);
+  RunT no_l = run;
+  no_l.loss.lipschitz.reset();
+  EXPECT_NE(message([&] { audit::propagate(no_l, audit::Pair::sec4, 513); }).find("--lipschitz"),
+            std::string::npos);
+  RunT shuf = make_run(10, 3, 3, Sampling::shuffle, 0.1, 0.1, 1.0);
+  EXPECT_NE(message([&] { audit::propagate(shuf, audit::Pair::sec4, 513); }).find("--batch-size"),
+            std::string::npos);
+  EXPECT_NE(message([] { audit::parse_pair("both"); }).find("--pair"), std::string::npos);
+}
+
+// ---- CLI -----------------------------------------------------------------------------------
+
+constexpr const char* kCliRun =
+    "audit exact --n 10 --steps 10 --batch-size 10 --eta 0.1 --noise-std 0.1 --lipschitz 1 "
+    "--smoothness 1 --diameter 1 --grid 1025";
+
+TEST(AuditExactCli, JsonContract) {
+  const auto r = hsdp::testing::run_cli(std::string(kCliRun) + " --delta 1e-5 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["exact"]["epsilon"].is_number());
+  EXPECT_EQ(j["exact"]["delta"].get<double>(), 1e-5);
+  ASSERT_TRUE(j["exact"]["error"].is_number());
+  // The same numbers as the library.
+  RunT run = make_run(10, 10, 10, Sampling::full, 0.1, 0.1, 1.0);
+  const auto t = audit::tightness(run, hsdp::Query::at_delta(1e-5), {1025, audit::Pair::opposite});
+  EXPECT_EQ(j["exact"]["epsilon"].get<double>(), t.exact.epsilon);
+  ASSERT_EQ(j["bounds"].size(), t.bounds.size());
+  ASSERT_FALSE(t.bounds.empty());
+  for (std::size_t i = 0; i < t.bounds.size(); ++i) {
+    EXPECT_EQ(j["bounds"][i]["name"], t.bounds[i].name);
+    EXPECT_EQ(j["bounds"][i]["epsilon"].get<double>(), t.bounds[i].value);
+    EXPECT_GE(j["bounds"][i]["epsilon"].get<double>(), j["exact"]["epsilon"].get<double>());
+  }
+}
+
+TEST(AuditExactCli, BadInputExitsTwo) {
+  for (const std::string extra : {" --grid 10", " --pair both", " --noise laplace", " --delta 2",
+                                   " --release every"}) {
+    const auto r = hsdp::testing::run_cli(std::string(kCliRun) + extra);
+    EXPECT_EQ(r.status, 2) << extra << ": " << r.err;
+    EXPECT_NE(r.err.find("--"), std::string::npos) << r.err;
+  }
+}
+
+TEST(AuditExactCli, PlotAndCsvAreWrittenWhole) {
+  const std::string dir = ::testing::TempDir() + "hsdp_audit_plot_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string svg = dir + "/eps.svg", csv = dir + "/eps.csv";
+  const auto r = hsdp::testing::run_cli(std::string(kCliRun) + " --points 4 --plot " + svg + " --csv " + csv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(csv);
+  std::string line, text;
+  int rows = 0;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') ++rows, text += line + "\n";
+  EXPECT_EQ(rows, 1 + 4) << text;  // header + steps 1, 2, 5, 10
+  EXPECT_NE(text.find("steps,exact,exact_lo,exact_hi,"), std::string::npos) << text;
+  EXPECT_NE(text.find(",composition-rdp"), std::string::npos) << text;
+  std::ifstream s(svg);
+  const std::string content((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+  EXPECT_NE(content.find("<svg"), std::string::npos);
+  EXPECT_NE(content.find("exact (this audit)"), std::string::npos);
+  // An unwritable path: exit 2, nothing left behind.
+  const std::string bad = dir + "/missing/eps.svg";
+  const auto r2 = hsdp::testing::run_cli(std::string(kCliRun) + " --points 2 --plot " + bad);
+  EXPECT_EQ(r2.status, 2);
+  EXPECT_FALSE(std::filesystem::exists(bad));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
