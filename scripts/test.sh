@@ -8,13 +8,27 @@ mode="${1:-}"
 scripts/install-deps.sh "$mode"
 if [[ "$mode" == "--sanitize" ]]; then
   dir=build-asan
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHSDP_SANITIZE=ON \
-        -DHSDP_BUILD_BENCH=OFF > /dev/null
+  # No Python module under the sanitizers: an ASan-instrumented extension cannot be loaded
+  # into the uninstrumented /usr/bin/python3 without preloading the ASan runtime.
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHSDP_SANITIZE=ON -DHSDP_BUILD_TESTS=ON \
+        -DHSDP_BUILD_BENCH=OFF -DHSDP_BUILD_PYTHON=OFF > /dev/null
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 else
   dir=build
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release > /dev/null
+  # The Python module is built for the Debian interpreter (a pyenv python3 first on PATH
+  # cannot see the Debian packages pybind11, numpy, pytest, matplotlib).
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DHSDP_BUILD_TESTS=ON -DHSDP_BUILD_PYTHON=ON \
+        -DPYTHON_EXECUTABLE=/usr/bin/python3 > /dev/null
 fi
 cmake --build "$dir" -j"$(nproc)"
 ctest --test-dir "$dir" --output-on-failure -j"$(nproc)"
+if [[ "$mode" != "--sanitize" ]]; then
+  # The Python module's tests against the module and the `hsdp` command just built (they
+  # compare the module's results with the command's JSON). pytest exits 5 when it collects
+  # no tests: not a failure.
+  status=0
+  HSDP_CLI="$PWD/$dir/hsdp" PYTHONPATH="$PWD/$dir/python" \
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests || status=$?
+  if ((status != 0 && status != 5)); then exit "$status"; fi
+fi

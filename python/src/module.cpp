@@ -1,0 +1,77 @@
+// The Python module `hsdp` (docs/python.md): the same library as the `hsdp` command, with
+// the same validation and messages. hsdp::InvalidArgument becomes ValueError, any other
+// C++ exception RuntimeError (pybind11 maps std::bad_alloc to MemoryError); the GIL is
+// released around accounting, calibration, planning, training and audits.
+#include <string>
+
+#include "common.hpp"
+#include "hsdp/errors.hpp"
+
+namespace hsdp::python {
+
+py::object to_python(const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded: return py::none();
+    case nlohmann::json::value_t::boolean: return py::bool_(j.get<bool>());
+    case nlohmann::json::value_t::number_integer: return py::int_(j.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return py::int_(j.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float: return py::float_(j.get<double>());
+    case nlohmann::json::value_t::string: return py::str(j.get_ref<const std::string&>());
+    case nlohmann::json::value_t::array: {
+      py::list out;
+      for (const auto& v : j) out.append(to_python(v));
+      return out;
+    }
+    case nlohmann::json::value_t::object: {
+      py::dict out;
+      for (const auto& [k, v] : j.items()) out[py::str(k)] = to_python(v);
+      return out;
+    }
+    case nlohmann::json::value_t::binary: break;
+  }
+  throw std::runtime_error("hsdp: unexpected JSON value");
+}
+
+Query make_query(std::optional<double> delta, std::optional<double> epsilon,
+                 const std::vector<double>& alphas) {
+  // The CLI's flags declare --epsilon and --delta mutually exclusive (CLI11's message).
+  if (delta && epsilon) throw InvalidArgument("--epsilon excludes --delta");
+  cli::RunFlags f;
+  f.delta = delta;
+  f.epsilon = epsilon;
+  f.alphas = alphas;
+  return f.to_query();
+}
+
+}  // namespace hsdp::python
+
+PYBIND11_MODULE(hsdp, m) {
+  namespace py = pybind11;
+  using namespace hsdp::python;
+  m.doc() =
+      "hsdp: differential privacy of the last iterate of noisy gradient descent.\n\n"
+      "Describe a training run (hsdp.Run), then ask for its privacy: "
+      "hsdp.Accountant(run).get_epsilon(delta) / .get_delta(epsilon), or the full report of "
+      "every analysis (hsdp.account(run, delta=...)). Also: hsdp.analysis(name), "
+      "hsdp.analyses(), hsdp.calibrate, hsdp.plan, hsdp.train (numpy arrays), "
+      "hsdp.audit_exact. Bad input raises ValueError with the message of the `hsdp` command.";
+  m.attr("__version__") = "0.1.0";
+
+  // InvalidArgument derives from std::invalid_argument (pybind11 would map it to ValueError
+  // too); stated explicitly because it is the contract with the CLI's messages.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const hsdp::InvalidArgument& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  bind_run(m);
+  bind_accounting(m);
+  bind_calibrate(m);
+  bind_plan(m);
+  bind_train(m);
+  bind_audit(m);
+}

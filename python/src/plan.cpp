@@ -1,0 +1,108 @@
+// hsdp.plan (include/hsdp/plan.hpp): noise, steps and step sizes that minimise a paper's
+// utility bound under a privacy target, validated like `hsdp plan` (cli/plan.cpp).
+#include "hsdp/plan.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "common.hpp"
+#include "hsdp/errors.hpp"
+
+namespace hsdp::python {
+
+namespace {
+
+// The library names PlanProblem's fields; the CLI's message names the flag (as cli/plan.cpp).
+Plan plan_with_flag_names(const PlanProblem& p) {
+  try {
+    py::gil_scoped_release release;
+    return plan(p);
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    const auto eq = what.find(" = ");
+    const std::string field = what.substr(0, eq);
+    for (const char* known : {"n", "epsilon", "delta", "lipschitz", "smoothness", "strong_convexity", "diameter",
+                              "dimension", "r0", "gradient_bound", "gradient_variance", "batch_size"}) {
+      if (eq == std::string::npos || field != known) continue;
+      std::string flag = "--" + field;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      throw InvalidArgument(flag + what.substr(eq));
+    }
+    throw;
+  }
+}
+
+Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std::int64_t n,
+                   std::optional<double> lipschitz, std::optional<double> smoothness, double strong_convexity,
+                   double diameter, std::optional<std::int64_t> dimension, std::optional<double> r0,
+                   std::optional<double> gradient_bound, std::optional<double> gradient_variance,
+                   std::optional<std::int64_t> batch_size) {
+  PlanProblem p;
+  p.setting = parse_plan_setting(setting, "--setting");
+  p.epsilon = require_positive("--epsilon", epsilon);
+  p.delta = require_open("--delta", delta, 0.0, 1.0);
+  p.n = require_range("--n", n, 1, std::int64_t{1} << 53);
+  p.lipschitz = lipschitz;
+  p.smoothness = smoothness;
+  p.strong_convexity = strong_convexity;
+  p.diameter = diameter;
+  p.dimension = dimension;
+  p.r0 = r0;
+  p.gradient_bound = gradient_bound;
+  p.gradient_variance = gradient_variance;
+  p.batch_size = batch_size;
+  if (p.setting != PlanSetting::langevin && p.r0) fail("--r0", *p.r0, "used with --setting langevin only");
+  if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance || p.batch_size))
+    fail("--gradient-bound/--gradient-variance/--batch-size", "(given)", "used with --setting federated only");
+  return plan_with_flag_names(p);
+}
+
+}  // namespace
+
+void bind_plan(py::module_& m) {
+  py::class_<Plan>(m, "Plan", "A proposal of hsdp.plan: the run, its predicted utility and its privacy report.")
+      .def_property_readonly("setting", [](const Plan& p) { return std::string(to_string(p.setting)); })
+      .def_readonly("target_epsilon", &Plan::target_epsilon)
+      .def_readonly("target_delta", &Plan::target_delta)
+      .def_readonly("feasible", &Plan::feasible)
+      .def_readonly("reason", &Plan::reason)
+      .def_readonly("utility_name", &Plan::utility_name, "\"excess_risk\" or \"stochastic_regret\".")
+      .def_readonly("utility_citation", &Plan::utility_citation)
+      .def_readonly("utility", &Plan::utility, "The paper's utility bound at the proposal (rounded up).")
+      .def_readonly("privacy_analysis", &Plan::privacy_analysis)
+      .def_readonly("convention", &Plan::convention)
+      .def_readonly("sigma", &Plan::sigma)
+      .def_readonly("eta_schedule", &Plan::eta_schedule)
+      .def_readonly("eta", &Plan::eta)
+      .def_readonly("choice", &Plan::choice)
+      .def_property_readonly("run", [](const Plan& p) { return PyRun{p.run, std::nullopt}; })
+      .def_readonly("paper_privacy", &Plan::paper_privacy)
+      .def_readonly("report", &Plan::report)
+      .def_property_readonly("details", [](const Plan& p) {
+        py::dict d;
+        for (const auto& x : p.details) d[py::str(x.name)] = x.value;
+        return d;
+      })
+      .def_readonly("notes", &Plan::notes)
+      .def("to_json", [](const Plan& p, int indent) { return to_json(p).dump(indent); }, py::arg("indent") = 2,
+           "The JSON `hsdp plan --json` prints (without the final newline).")
+      .def("to_dict", [](const Plan& p) { return to_python(to_json(p)); })
+      .def("text", [](const Plan& p) { return to_text(p); }, "The text `hsdp plan` prints.")
+      .def("__str__", [](const Plan& p) { return to_text(p); })
+      .def("__repr__", [](const Plan& p) {
+        if (!p.feasible) return "<hsdp.Plan infeasible: " + p.reason + ">";
+        return "<hsdp.Plan " + std::string(to_string(p.setting)) + " sigma=" + show(p.sigma) + " " +
+               p.utility_name + "=" + show(p.utility) + ">";
+      });
+
+  m.def("plan", &plan_like_cli, py::arg("setting"), py::kw_only(), py::arg("epsilon"), py::arg("delta"),
+        py::arg("n"), py::arg("lipschitz") = py::none(), py::arg("smoothness") = py::none(),
+        py::arg("strong_convexity") = 0.0, py::arg("diameter") = std::numeric_limits<double>::infinity(),
+        py::arg("dimension") = py::none(), py::arg("r0") = py::none(), py::arg("gradient_bound") = py::none(),
+        py::arg("gradient_variance") = py::none(), py::arg("batch_size") = py::none(),
+        R"doc(Propose noise, steps and step sizes minimising a paper's utility bound under the target
+(`hsdp plan`). setting: "langevin" | "federated" | "online". An unreachable target is a Plan
+with feasible == False and a reason.)doc");
+}
+
+}  // namespace hsdp::python

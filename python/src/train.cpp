@@ -1,0 +1,344 @@
+// hsdp.train (include/hsdp/train/trainer.hpp) on numpy arrays, configured and validated like
+// `hsdp train` (cli/train.cpp): labels mapped the same way (data/readers.hpp map_labels),
+// rows scaled to ||x|| <= record_norm (record-local), then the paper's noisy iteration; the
+// result carries the privacy report of the run performed. Also hsdp.read_csv.
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+
+#include <cmath>
+
+#include "common.hpp"
+#include "hsdp/data/readers.hpp"
+#include "hsdp/errors.hpp"
+#include "hsdp/train/model_io.hpp"
+#include "hsdp/train/trainer.hpp"
+
+namespace hsdp::python {
+
+namespace {
+
+using train::Algorithm;
+using Array = py::array_t<double, py::array::forcecast>;
+
+template <typename E>
+E pick(std::string_view flag, std::string_view text, std::initializer_list<std::pair<const char*, E>> options) {
+  std::string names;
+  for (const auto& [name, value] : options) {
+    if (text == name) return value;
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  fail(flag, text, fmt::format("one of {}", names));
+}
+
+data::LabelKind label_kind(train::LossKind k) {
+  switch (k) {
+    case train::LossKind::logistic:
+    case train::LossKind::huber: return data::LabelKind::plus_minus_one;
+    case train::LossKind::squared: return data::LabelKind::real;
+    case train::LossKind::softmax: return data::LabelKind::classes;
+  }
+  return data::LabelKind::real;
+}
+
+std::string label_kind_name(data::LabelKind k) {
+  switch (k) {
+    case data::LabelKind::plus_minus_one: return "plus-minus-one";
+    case data::LabelKind::zero_one: return "zero-one";
+    case data::LabelKind::classes: return "classes";
+    case data::LabelKind::real: return "real";
+  }
+  return "real";
+}
+
+// A Dataset from a 2-D float64 array (any strides) and a 1-D label array, labels kept as
+// raw text (shortest round-trip form) so that map_labels treats them as the CLI treats a
+// file's labels. Record i comes from row i of X (0-based; messages say "X:i").
+data::Dataset dataset_from(const Array& X, const Array& y, const char* xname, const char* yname) {
+  if (X.ndim() != 2)
+    fail(xname, fmt::format("an array with {} dimensions", X.ndim()), "a 2-D array (n records x d features)");
+  if (y.ndim() != 1) fail(yname, fmt::format("an array with {} dimensions", y.ndim()), "a 1-D array of n labels");
+  const auto n = static_cast<std::size_t>(X.shape(0));
+  const auto d = static_cast<std::size_t>(X.shape(1));
+  if (static_cast<std::size_t>(y.shape(0)) != n)
+    fail(yname, fmt::format("{} labels", y.shape(0)), fmt::format("one label per row of {} ({} rows)", xname, n));
+  if (n == 0) fail(xname, "(no rows)", "at least one record");
+  if (d == 0) fail(xname, "(no columns)", "at least one feature");
+  data::Dataset ds;
+  ds.n = n;
+  ds.d = d;
+  ds.source = xname;
+  ds.x.resize(n * d);
+  const auto xv = X.unchecked<2>();
+  const auto yv = y.unchecked<1>();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < d; ++j) {
+      const double v = xv(static_cast<py::ssize_t>(i), static_cast<py::ssize_t>(j));
+      if (!std::isfinite(v))
+        fail(fmt::format("{}[{}, {}]", xname, i, j), v, "finite (every feature must be a finite number)");
+      ds.x[i * d + j] = v;
+    }
+  ds.raw_labels.reserve(n);
+  ds.origin.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = yv(static_cast<py::ssize_t>(i));
+    if (!std::isfinite(v)) fail(fmt::format("{}[{}]", yname, i), v, "finite");
+    ds.raw_labels.push_back(show(v));
+    ds.origin.push_back(i);
+  }
+  return ds;
+}
+
+struct PyTrainResult {
+  train::TrainResult result;
+  std::string label_kind;
+  data::LabelMapping labels;
+  double record_norm = 1.0;
+  std::string preprocessing;
+  std::vector<double> feature_scale;  ///< public per-feature constants applied first (empty: none)
+  std::size_t n = 0;
+};
+
+py::array_t<double> theta_array(const train::LinearModel& m) {
+  py::array_t<double> out({static_cast<py::ssize_t>(m.outputs), static_cast<py::ssize_t>(m.features())});
+  std::copy(m.theta.begin(), m.theta.end(), out.mutable_data());
+  return out;
+}
+
+// Test records prepared as the training records were: labels through the stored mapping,
+// rows scaled to the record norm.
+data::Dataset prepared(const PyTrainResult& r, const Array& X, const Array& y) {
+  data::Dataset ds = dataset_from(X, y, "X", "y");
+  if (ds.d != r.result.model.d)
+    fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
+  train::apply_label_mapping(ds, r.label_kind, r.labels);
+  if (!r.feature_scale.empty()) data::scale_features(ds, r.feature_scale);
+  data::scale_rows_to_norm(ds, r.record_norm);
+  return ds;
+}
+
+PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& model, const std::string& algorithm,
+                             double l2, double huber_smoothing, double label_bound, bool bias, double record_norm,
+                             const std::string& constraint, double radius, std::optional<std::string> sampling,
+                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
+                             std::optional<double> epochs, std::optional<double> eta,
+                             std::optional<std::string> eta_schedule, const std::string& noise,
+                             std::optional<double> sigma, std::optional<double> noise_std,
+                             std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
+                             std::optional<std::string> release, std::optional<double> clip,
+                             std::optional<std::uint64_t> seed, std::optional<std::string> positive,
+                             std::vector<double> feature_scale) {
+  // ---- configuration, as cli/train.cpp (validated before the data is looked at)
+  train::TrainConfig c;
+  c.algorithm = train::parse_algorithm(algorithm);
+  c.loss.kind = train::parse_loss(model);
+  c.loss.l2 = require_nonnegative("--l2", l2);
+  c.loss.huber_smoothing = require_positive("--huber-smoothing", huber_smoothing);
+  c.loss.label_bound = require_positive("--label-bound", label_bound);
+  c.bias = bias;
+  c.record_norm = require_positive("--record-norm", record_norm);
+  c.constraint.kind = pick<train::ConstraintKind>(
+      "--constraint", constraint,
+      {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
+  c.constraint.radius = radius;
+  c.constraint.validate();
+  c.noise = pick<NoiseKind>("--noise", noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
+  if (sampling) {
+    if (c.algorithm != Algorithm::noisy_sgd)
+      fail("--sampling", *sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", algorithm));
+    c.sampling = pick<Sampling>("--sampling", *sampling,
+                                {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
+                                 {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
+  }
+  const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
+  const std::int64_t default_batch = default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256;
+  c.batch_size = batch_size.value_or(default_batch);
+  c.steps = steps;
+  if (epochs) c.epochs = *epochs;
+  else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
+  c.eta = eta;
+  if (eta_schedule)
+    c.eta_shape = pick<ScheduleShape>("--eta-schedule", *eta_schedule,
+                                      {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
+                                       {"inv-t", ScheduleShape::inv_t}});
+  c.release = release ? pick<Release>("--release", *release, {{"last", Release::last}, {"random-stop", Release::random_stop}})
+                      : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
+  c.sigma = sigma;
+  c.noise_std = noise_std;
+  c.no_noise = no_noise;
+  if (epsilon && !delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
+  c.target_epsilon = epsilon;
+  if (delta) c.delta = require_open("--delta", *delta, 0.0, 1.0);
+  if (!sigma && !noise_std && !epsilon && !no_noise)
+    fail("--epsilon", "(missing)", "a target --epsilon E --delta D, or --sigma, --noise-std or --no-noise");
+  c.clip = clip;
+  c.seed = seed;
+
+  // ---- data
+  data::Dataset ds = dataset_from(X, y, "X", "y");
+  const data::LabelKind kind = label_kind(c.loss.kind);
+  data::map_labels(ds, kind, positive);
+  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
+  PyTrainResult out;
+  if (!feature_scale.empty()) {
+    // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
+    if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
+      fail("--feature-scale", fmt::format("{} values", feature_scale.size()),
+           fmt::format("one value, or one per feature (d = {})", ds.d));
+    out.feature_scale = feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0]) : feature_scale;
+    out.preprocessing = data::scale_features(ds, out.feature_scale).description + "; ";
+  }
+  out.preprocessing += data::scale_rows_to_norm(ds, c.record_norm).description;
+  if (c.loss.kind == train::LossKind::squared)
+    for (std::size_t i = 0; i < ds.n; ++i)
+      if (!(std::abs(ds.y[i]) <= c.loss.label_bound))
+        fail("--label-bound", c.loss.label_bound,
+             fmt::format(">= every |label| (record {} of the training set has {})", i + 1, show(ds.y[i])));
+  out.label_kind = label_kind_name(kind);
+  out.labels = ds.labels;
+  out.record_norm = c.record_norm;
+  out.n = ds.n;
+  {
+    py::gil_scoped_release release_gil;
+    out.result = train::train(ds, c);
+  }
+  return out;
+}
+
+py::dict evaluation(const train::Evaluation& e) {
+  py::dict d;
+  d["loss"] = e.loss;
+  d["accuracy"] = optional_float(e.accuracy);
+  return d;
+}
+
+}  // namespace
+
+void bind_train(py::module_& m) {
+  py::class_<PyTrainResult>(m, "TrainResult", "A trained linear model and the privacy report of the run performed.")
+      .def_property_readonly("theta", [](const PyTrainResult& r) { return theta_array(r.result.model); },
+                             "Weights, outputs x (d + bias): the last column is the intercept when bias.")
+      .def_property_readonly("weights", [](const PyTrainResult& r) {
+        const auto& mdl = r.result.model;
+        py::array_t<double> w({static_cast<py::ssize_t>(mdl.outputs), static_cast<py::ssize_t>(mdl.d)});
+        auto wv = w.mutable_unchecked<2>();
+        for (std::size_t k = 0; k < mdl.outputs; ++k)
+          for (std::size_t j = 0; j < mdl.d; ++j) wv(k, j) = mdl.theta[k * mdl.features() + j];
+        return w;
+      })
+      .def_property_readonly("intercept", [](const PyTrainResult& r) -> py::object {
+        const auto& mdl = r.result.model;
+        if (!mdl.bias) return py::none();
+        std::vector<double> b;
+        for (std::size_t k = 0; k < mdl.outputs; ++k) b.push_back(mdl.theta[k * mdl.features() + mdl.d]);
+        return py::cast(b);
+      })
+      .def_property_readonly("run", [](const PyTrainResult& r) { return PyRun{r.result.run, std::nullopt}; },
+                             "The run performed (noise as actually used).")
+      .def_property_readonly("report", [](const PyTrainResult& r) -> py::object {
+        if (!r.result.report) return py::none();
+        return py::cast(*r.result.report);
+      }, "The accountant on `run` (epsilon at the delta asked), None without noise.")
+      .def_property_readonly("epsilon", [](const PyTrainResult& r) -> py::object {
+        if (!r.result.report) return py::float_(std::numeric_limits<double>::infinity());
+        const auto& rep = *r.result.report;
+        return py::float_(rep.best ? *rep.analyses[*rep.best].epsilon : std::numeric_limits<double>::infinity());
+      }, "The report's best epsilon (inf without noise or without an applicable analysis).")
+      .def_property_readonly("seeded", [](const PyTrainResult& r) { return r.result.seeded; })
+      .def_property_readonly("convention", [](const PyTrainResult& r) { return std::string(to_string(r.result.convention)); })
+      .def_property_readonly("sigma", [](const PyTrainResult& r) { return r.result.sigma; })
+      .def_property_readonly("released_step", [](const PyTrainResult& r) { return r.result.released_step; })
+      .def_property_readonly("clipping_acts", [](const PyTrainResult& r) { return r.result.clipping_acts; })
+      .def_property_readonly("clipped_examples", [](const PyTrainResult& r) { return r.result.clipped_examples; })
+      .def_property_readonly("max_constraint_excess", [](const PyTrainResult& r) { return r.result.max_constraint_excess; })
+      .def_property_readonly("uses", [](const PyTrainResult& r) {
+        return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result.uses.size()), r.result.uses.data());
+      }, "How often each record entered a batch.")
+      .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; })
+      .def_property_readonly("account_command", [](const PyTrainResult& r) { return r.result.account_command; })
+      .def_property_readonly("labels", [](const PyTrainResult& r) { return r.labels.describe(); },
+                             "How the labels were mapped (e.g. \"-1 -> -1, 1 -> +1\").")
+      .def_property_readonly("preprocessing", [](const PyTrainResult& r) { return r.preprocessing; })
+      .def_property_readonly("constants", [](const PyTrainResult& r) {
+        py::dict d;
+        d["record_norm_with_bias"] = r.result.constants.record_norm;
+        d["lipschitz_data"] = optional_float(r.result.constants.lipschitz_data);
+        d["smoothness"] = r.result.constants.smoothness();
+        d["strong_convexity"] = r.result.constants.l2;
+        d["derivation"] = r.result.constants.derivation;
+        return d;
+      }, "The loss-class constants the run was accounted with.")
+      .def("model_json", [](const PyTrainResult& r, int indent) {
+        train::ModelFile mf{r.result.model, r.feature_scale, r.record_norm, r.label_kind, r.labels};
+        return train::to_json(mf).dump(indent);
+      }, py::arg("indent") = 2, "The \"model\" object of the model file `hsdp train` writes.")
+      .def("predict", [](const PyTrainResult& r, const Array& X) {
+        Array y0(X.ndim() == 2 ? X.shape(0) : 0);
+        std::fill(y0.mutable_data(), y0.mutable_data() + y0.size(), 0.0);
+        data::Dataset ds = dataset_from(X, y0, "X", "y");
+        if (ds.d != r.result.model.d)
+          fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
+        if (!r.feature_scale.empty()) data::scale_features(ds, r.feature_scale);
+        data::scale_rows_to_norm(ds, r.record_norm);
+        py::array_t<double> out(static_cast<py::ssize_t>(ds.n));
+        auto o = out.mutable_unchecked<1>();
+        for (std::size_t i = 0; i < ds.n; ++i) o(static_cast<py::ssize_t>(i)) = r.result.model.predict(ds.row(i));
+        return out;
+      }, py::arg("X"), "Predicted labels (+-1 for binary losses, class ids for softmax, scores for squared).")
+      .def("evaluate", [](const PyTrainResult& r, const Array& X, const Array& y) {
+        const data::Dataset ds = prepared(r, X, y);
+        return evaluation(train::evaluate(r.result.model, ds));
+      }, py::arg("X"), py::arg("y"), "{'loss': mean data loss, 'accuracy': fraction correct or None}.")
+      .def("__repr__", [](const PyTrainResult& r) {
+        return fmt::format("<hsdp.TrainResult {} parameters, released step {} of {}>", r.result.model.parameters(),
+                           r.result.released_step, r.result.run.steps);
+      });
+
+  m.def("train", &train_like_cli, py::arg("X"), py::arg("y"), py::kw_only(), py::arg("model") = "logistic",
+        py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0, py::arg("huber_smoothing") = 0.5,
+        py::arg("label_bound") = 1.0, py::arg("bias") = true, py::arg("record_norm") = 1.0,
+        py::arg("constraint") = "ball", py::arg("radius") = 10.0, py::arg("sampling") = py::none(),
+        py::arg("batch_size") = py::none(), py::arg("steps") = py::none(), py::arg("epochs") = py::none(),
+        py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(), py::arg("noise") = "gaussian",
+        py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
+        py::arg("delta") = py::none(), py::arg("no_noise") = false, py::arg("release") = py::none(),
+        py::arg("clip") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
+        py::arg("feature_scale") = std::vector<double>{},
+        R"doc(Train a linear model with one of the papers' noisy iterations (`hsdp train`) on numpy arrays.
+
+X: n x d float64 array (C-contiguous or strided; other numeric dtypes are converted);
+y: n labels (binary losses: two distinct values, the larger -> +1 unless `positive`; softmax:
+class labels -> ids 0..k-1 in numeric order; squared: real values). Features are first
+multiplied by `feature_scale` (public constants: one value, or one per feature), then rows are
+scaled to ||x|| <= record_norm (record-local, keeps privacy); predict/evaluate do the same. model: logistic | squared | huber |
+softmax; algorithm: noisy-sgd | noisy-gd | pnsgd | federated | online. Noise: sigma (the
+algorithm's paper convention), noise_std, a target epsilon (with delta) to calibrate, or
+no_noise. seed makes the run reproducible (the same seed gives the same model as the CLI's
+--seed on the same records). The result carries the privacy report of the run performed.)doc");
+
+  m.def(
+      "read_csv",
+      [](const std::string& path, const std::string& labels, std::optional<std::string> positive,
+         std::optional<std::size_t> label_column) {
+        data::CsvOptions co;
+        co.label_column = label_column;
+        data::Dataset ds = data::read_csv(path, co);
+        const data::LabelKind kind = pick<data::LabelKind>(
+            "labels", labels,
+            {{"plus-minus-one", data::LabelKind::plus_minus_one}, {"zero-one", data::LabelKind::zero_one},
+             {"classes", data::LabelKind::classes}, {"real", data::LabelKind::real}});
+        data::map_labels(ds, kind, positive);
+        py::array_t<double> X({static_cast<py::ssize_t>(ds.n), static_cast<py::ssize_t>(ds.d)});
+        std::copy(ds.x.begin(), ds.x.end(), X.mutable_data());
+        py::array_t<double> y(static_cast<py::ssize_t>(ds.n));
+        std::copy(ds.y.begin(), ds.y.end(), y.mutable_data());
+        return py::make_tuple(X, y, ds.labels.describe());
+      },
+      py::arg("path"), py::arg("labels") = "plus-minus-one", py::arg("positive") = py::none(),
+      py::arg("label_column") = py::none(),
+      R"doc(Read a CSV file (plain or gzipped) as `hsdp train` reads it: returns (X, y, mapping) with
+X an n x d float64 array, y the mapped labels (labels: plus-minus-one | zero-one | classes |
+real) and a description of the mapping. Malformed files raise ValueError naming file:line:column.)doc");
+}
+
+}  // namespace hsdp::python

@@ -1,0 +1,84 @@
+"""The type stubs describe the module (every public name, every keyword), every public object
+has a docstring, and the examples/ tour runs and writes its figures."""
+
+import ast
+import inspect
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+import hsdp
+from conftest import REPO
+
+STUB = REPO / "python" / "hsdp.pyi"
+
+
+def stub_tree():
+    return ast.parse(STUB.read_text())
+
+
+def public_names():
+    return {n for n in dir(hsdp) if not n.startswith("_")}
+
+
+def test_stub_names_match_the_module():
+    tree = stub_tree()
+    stubbed = {node.name for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
+    assert public_names() <= stubbed | {"__version__"}
+    # the stub's classes and functions exist (type aliases aside)
+    assert stubbed <= public_names()
+
+
+def test_stub_members_and_keywords_match():
+    tree = stub_tree()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            cls = getattr(hsdp, node.name)
+            members = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+            real = {n for n in dir(cls) if not n.startswith("_")}
+            assert members - {"__init__"} == real, node.name
+        elif isinstance(node, ast.FunctionDef):
+            doc = getattr(hsdp, node.name).__doc__
+            # pybind11 puts the signature first in the docstring: each stubbed keyword appears
+            for arg in node.args.args + node.args.kwonlyargs:
+                assert f"{arg.arg}:" in doc.splitlines()[0], (node.name, arg.arg)
+
+
+def test_run_keywords_match_stub():
+    tree = stub_tree()
+    run = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Run")
+    init = next(n for n in run.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    for arg in init.args.kwonlyargs:
+        assert re.search(rf"\b{arg.arg}\b", hsdp.Run.__doc__), arg.arg
+    # and each is accepted
+    for arg in init.args.kwonlyargs:
+        with pytest.raises((ValueError, TypeError)) as info:
+            hsdp.Run(**{arg.arg: None}) if arg.arg != "n" else hsdp.Run(n=None)
+        assert "unexpected keyword" not in str(info.value)
+
+
+def test_docstrings():
+    for name in public_names() - {"__version__"}:
+        obj = getattr(hsdp, name)
+        assert obj.__doc__, name
+    assert hsdp.__doc__
+
+
+def test_stub_is_next_to_the_module():
+    built = pathlib.Path(hsdp.__file__).parent / "hsdp.pyi"
+    assert built.exists() and built.read_text() == STUB.read_text()
+
+
+def test_python_tour_runs(tmp_path):
+    tour = REPO / "examples" / "python_tour.py"
+    env = dict(os.environ, MPLBACKEND="Agg", HSDP_TOUR_QUICK="1", PYTHONPATH=str(pathlib.Path(hsdp.__file__).parent))
+    proc = subprocess.run([sys.executable, str(tour), str(tmp_path)], capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "tour_epsilon_vs_steps.png").stat().st_size > 1000
+    assert (tmp_path / "tour_accuracy_vs_epsilon.png").stat().st_size > 1000
+    assert "test accuracy" in proc.stdout
