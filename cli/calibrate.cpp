@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "calibration_setup.hpp"
 #include "commands.hpp"
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
@@ -14,20 +15,6 @@
 namespace hsdp::cli {
 
 namespace {
-
-ScheduleShape shape_of(const std::string& text) {
-  if (text == "constant") return ScheduleShape::constant;
-  if (text == "inv-sqrt") return ScheduleShape::inv_sqrt;
-  if (text == "inv-t") return ScheduleShape::inv_t;
-  fail("--eta-schedule", text, "one of constant, inv-sqrt, inv-t");
-}
-
-NoiseUnit unit_of(const std::string& text) {
-  if (text == "std") return NoiseUnit::std;
-  if (text == "sigma") return NoiseUnit::sigma;
-  if (text == "multiplier") return NoiseUnit::multiplier;
-  fail("--noise-unit", text, "one of std, sigma, multiplier");
-}
 
 std::string show_up(double v) { return fmt::format("{:.10g}", v); }
 
@@ -65,71 +52,14 @@ std::function<int()> add_calibrate(CLI::App& app) {
   sub->add_flag("--json", opt->json, "Print JSON instead of text");
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;
-    const CalibrationParameter which = parse_calibration_parameter(opt->which, "--for");
-    RunFlags f = opt->run;
+    const RunFlags& f = opt->run;
     if (!f.epsilon) fail("--epsilon", "(missing)", "given: the target epsilon >= 0");
     if (!f.delta) fail("--delta", "(missing)", "given: the target delta in (0, 1)");
-    const double epsilon = require_nonnegative("--epsilon", *f.epsilon);
-    const double delta = require_open("--delta", *f.delta, 0.0, 1.0);
-    // to_run() takes one of --epsilon/--delta for an account query; the target is ours.
-    f.epsilon.reset();
-
-    CalibrationOptions options;
-    options.eta_shape = shape_of(f.eta_schedule);
-    options.max_steps = require_range("--max-steps", opt->max_steps, 1, std::int64_t{1} << 53);
-    NoiseParameter noise;
-    if (which == CalibrationParameter::noise) {
-      // The units: --noise-unit, else those of the noise flag given; the flag's value (or
-      // 1) is only the starting point of the search.
-      NoiseUnit unit = NoiseUnit::std;
-      if (opt->unit) {
-        unit = unit_of(*opt->unit);
-      } else if (f.noise_multiplier) {
-        unit = NoiseUnit::multiplier;
-      } else if (f.sigma || f.convention) {
-        unit = NoiseUnit::sigma;
-      }
-      const double start = f.noise_multiplier ? *f.noise_multiplier
-                           : f.sigma          ? *f.sigma
-                           : f.noise_std      ? *f.noise_std
-                                              : 1.0;
-      f.noise_multiplier.reset();
-      f.sigma.reset();
-      f.noise_std.reset();
-      if (unit == NoiseUnit::sigma) {
-        if (!f.convention)
-          fail("--convention", "(missing)",
-               "given when calibrating a paper's sigma: journal|isit|federated|chourasia|altschuler");
-        f.sigma = start;
-      } else if (unit == NoiseUnit::multiplier) {
-        f.noise_multiplier = start;
-      } else {
-        if (f.convention) fail("--convention", *f.convention, "used with --noise-unit sigma");
-        f.noise_std = start;
-      }
-      noise.unit = unit;
-      noise.value = start;
-      if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
-    } else {
-      if (which == CalibrationParameter::sampling_rate && !f.steps)
-        fail("--steps", "(missing)",
-             "given with --for sampling-rate: the number of steps stays fixed while b changes");
-      if (opt->unit) fail("--noise-unit", *opt->unit, "used with --for noise");
-      if (f.noise_multiplier) {
-        noise = {NoiseUnit::multiplier, Convention::journal, *f.noise_multiplier};
-      } else if (f.sigma) {
-        noise.unit = NoiseUnit::sigma;
-        noise.value = *f.sigma;
-        if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
-      } else if (f.noise_std) {
-        noise = {NoiseUnit::std, Convention::journal, *f.noise_std};
-      }
-    }
-    f.delta = delta;
-    const Run base = f.to_run();
-    options.noise = noise;
-
-    const CalibrationResult r = calibrate(base, which, epsilon, delta, options);
+    const CalibrationProblem p =
+        calibration_problem(f, opt->which, *f.epsilon, *f.delta, opt->unit, opt->max_steps);
+    const CalibrationParameter which = p.which;
+    const double epsilon = p.epsilon, delta = p.delta;
+    const CalibrationResult r = calibrate(p.base, which, epsilon, delta, p.options);
     if (opt->json) std::cout << to_json(r).dump(2) << "\n";
     if (!r.feasible) {
       std::cerr << fmt::format("hsdp: error: infeasible target (epsilon = {}, delta = {}) for --for {}: {}\n",

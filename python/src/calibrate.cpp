@@ -3,26 +3,13 @@
 // keywords exactly as `hsdp calibrate` sets it up from its flags (cli/calibrate.cpp).
 #include "hsdp/calibrate.hpp"
 
+#include "calibration_setup.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
 
 namespace hsdp::python {
 
 namespace {
-
-ScheduleShape shape_of(const std::string& text) {
-  if (text == "constant") return ScheduleShape::constant;
-  if (text == "inv-sqrt") return ScheduleShape::inv_sqrt;
-  if (text == "inv-t") return ScheduleShape::inv_t;
-  fail("--eta-schedule", text, "one of constant, inv-sqrt, inv-t");
-}
-
-NoiseUnit unit_of(const std::string& text) {
-  if (text == "std") return NoiseUnit::std;
-  if (text == "sigma") return NoiseUnit::sigma;
-  if (text == "multiplier") return NoiseUnit::multiplier;
-  fail("--noise-unit", text, "one of std, sigma, multiplier");
-}
 
 CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_, double epsilon_in,
                                      double delta_in, const std::optional<std::string>& unit_text,
@@ -40,58 +27,11 @@ CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_
     py::gil_scoped_release release;
     return calibrate(pyrun.run, which, epsilon, delta, options);
   }
-  cli::RunFlags f = *pyrun.flags;
-  options.eta_shape = shape_of(f.eta_schedule);
-  NoiseParameter noise;
-  if (which == CalibrationParameter::noise) {
-    NoiseUnit unit = NoiseUnit::std;
-    if (unit_text) {
-      unit = unit_of(*unit_text);
-    } else if (f.noise_multiplier) {
-      unit = NoiseUnit::multiplier;
-    } else if (f.sigma || f.convention) {
-      unit = NoiseUnit::sigma;
-    }
-    const double start = f.noise_multiplier ? *f.noise_multiplier
-                         : f.sigma          ? *f.sigma
-                         : f.noise_std      ? *f.noise_std
-                                            : 1.0;
-    f.noise_multiplier.reset();
-    f.sigma.reset();
-    f.noise_std.reset();
-    if (unit == NoiseUnit::sigma) {
-      if (!f.convention)
-        fail("--convention", "(missing)",
-             "given when calibrating a paper's sigma: journal|isit|federated|chourasia|altschuler");
-      f.sigma = start;
-    } else if (unit == NoiseUnit::multiplier) {
-      f.noise_multiplier = start;
-    } else {
-      if (f.convention) fail("--convention", *f.convention, "used with --noise-unit sigma");
-      f.noise_std = start;
-    }
-    noise.unit = unit;
-    noise.value = start;
-    if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
-  } else {
-    if (which == CalibrationParameter::sampling_rate && !f.steps)
-      fail("--steps", "(missing)",
-           "given with --for sampling-rate: the number of steps stays fixed while b changes");
-    if (unit_text) fail("--noise-unit", *unit_text, "used with --for noise");
-    if (f.noise_multiplier) {
-      noise = {NoiseUnit::multiplier, Convention::journal, *f.noise_multiplier};
-    } else if (f.sigma) {
-      noise.unit = NoiseUnit::sigma;
-      noise.value = *f.sigma;
-      if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
-    } else if (f.noise_std) {
-      noise = {NoiseUnit::std, Convention::journal, *f.noise_std};
-    }
-  }
-  const Run base = f.to_run();
-  options.noise = noise;
+  // The same set-up as `hsdp calibrate` (cli/calibration_setup.cpp).
+  const cli::CalibrationProblem p =
+      cli::calibration_problem(*pyrun.flags, for_, epsilon, delta, unit_text, max_steps);
   py::gil_scoped_release release;
-  return calibrate(base, which, epsilon, delta, options);
+  return calibrate(p.base, p.which, p.epsilon, p.delta, p.options);
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+#include "calibration_setup.hpp"
+
+#include "hsdp/errors.hpp"
+
+namespace hsdp::cli {
+
+namespace {
+
+ScheduleShape shape_of(const std::string& text) {
+  if (text == "constant") return ScheduleShape::constant;
+  if (text == "inv-sqrt") return ScheduleShape::inv_sqrt;
+  if (text == "inv-t") return ScheduleShape::inv_t;
+  fail("--eta-schedule", text, "one of constant, inv-sqrt, inv-t");
+}
+
+NoiseUnit unit_of(const std::string& text) {
+  if (text == "std") return NoiseUnit::std;
+  if (text == "sigma") return NoiseUnit::sigma;
+  if (text == "multiplier") return NoiseUnit::multiplier;
+  fail("--noise-unit", text, "one of std, sigma, multiplier");
+}
+
+}  // namespace
+
+CalibrationProblem calibration_problem(RunFlags f, std::string_view for_parameter,
+                                       double epsilon, double delta,
+                                       const std::optional<std::string>& noise_unit,
+                                       std::int64_t max_steps) {
+  CalibrationProblem p;
+  p.which = parse_calibration_parameter(for_parameter, "--for");
+  p.epsilon = require_nonnegative("--epsilon", epsilon);
+  p.delta = require_open("--delta", delta, 0.0, 1.0);
+  p.options.eta_shape = shape_of(f.eta_schedule);
+  p.options.max_steps = require_range("--max-steps", max_steps, 1, std::int64_t{1} << 53);
+
+  NoiseParameter noise;
+  if (p.which == CalibrationParameter::noise) {
+    // The units: noise_unit, else those of the noise flag given; the flag's value (or 1) is
+    // only the starting point of the search.
+    NoiseUnit unit = NoiseUnit::std;
+    if (noise_unit) {
+      unit = unit_of(*noise_unit);
+    } else if (f.noise_multiplier) {
+      unit = NoiseUnit::multiplier;
+    } else if (f.sigma || f.convention) {
+      unit = NoiseUnit::sigma;
+    }
+    const double start = f.noise_multiplier ? *f.noise_multiplier
+                         : f.sigma          ? *f.sigma
+                         : f.noise_std      ? *f.noise_std
+                                            : 1.0;
+    f.noise_multiplier.reset();
+    f.sigma.reset();
+    f.noise_std.reset();
+    if (unit == NoiseUnit::sigma) {
+      if (!f.convention)
+        fail("--convention", "(missing)",
+             "given when calibrating a paper's sigma: journal|isit|federated|chourasia|altschuler");
+      f.sigma = start;
+    } else if (unit == NoiseUnit::multiplier) {
+      f.noise_multiplier = start;
+    } else {
+      if (f.convention) fail("--convention", *f.convention, "used with --noise-unit sigma");
+      f.noise_std = start;
+    }
+    noise.unit = unit;
+    noise.value = start;
+    if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
+  } else {
+    if (p.which == CalibrationParameter::sampling_rate && !f.steps)
+      fail("--steps", "(missing)",
+           "given with --for sampling-rate: the number of steps stays fixed while b changes");
+    if (noise_unit) fail("--noise-unit", *noise_unit, "used with --for noise");
+    if (f.noise_multiplier) {
+      noise = {NoiseUnit::multiplier, Convention::journal, *f.noise_multiplier};
+    } else if (f.sigma) {
+      noise.unit = NoiseUnit::sigma;
+      noise.value = *f.sigma;
+      if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
+    } else if (f.noise_std) {
+      noise = {NoiseUnit::std, Convention::journal, *f.noise_std};
+    }
+  }
+  // to_run() takes one of --epsilon/--delta for an account query; the target is ours.
+  f.epsilon.reset();
+  f.delta = p.delta;
+  p.base = f.to_run();
+  p.options.noise = noise;
+  return p;
+}
+
+}  // namespace hsdp::cli
