@@ -10,17 +10,6 @@ namespace hsdp::cli {
 
 namespace {
 
-template <typename E>
-E pick(std::string_view flag, std::string_view text, std::initializer_list<std::pair<const char*, E>> options) {
-  std::string names;
-  for (const auto& [name, value] : options) {
-    if (text == name) return value;
-    names += names.empty() ? "" : ", ";
-    names += name;
-  }
-  fail(flag, text, fmt::format("one of {}", names));
-}
-
 // The built-in example run (journal Fig. 2 setting: L = beta = 1, n = 100, diameter 1,
 // eta = 0.05, journal sigma = 3), last iterate released.
 void apply_example(RunFlags& f) {
@@ -90,7 +79,7 @@ Run RunFlags::to_run() const {
   run.n = require_range("--n", *f.n, 1, std::int64_t{1} << 53);
   run.batch_size = require_range("--batch-size", f.batch_size, 1, run.n);
   if (f.sampling) {
-    run.sampling = pick<Sampling>("--sampling", *f.sampling,
+    run.sampling = pick_choice<Sampling>("--sampling", *f.sampling,
                                   {{"full", Sampling::full}, {"poisson", Sampling::poisson},
                                    {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
                                    {"cyclic", Sampling::cyclic}});
@@ -101,12 +90,12 @@ Run RunFlags::to_run() const {
                       : std::max<std::int64_t>(1, run.n / run.batch_size);
   if (!f.eta) fail("--eta", "(missing)", "given: the step size, finite and > 0");
   require_positive("--eta", *f.eta);
-  const auto shape = pick<ScheduleShape>("--eta-schedule", f.eta_schedule,
+  const auto shape = pick_choice<ScheduleShape>("--eta-schedule", f.eta_schedule,
                                          {{"constant", ScheduleShape::constant},
                                           {"inv-sqrt", ScheduleShape::inv_sqrt},
                                           {"inv-t", ScheduleShape::inv_t}});
   run.eta = make_schedule(shape, *f.eta, run.steps);
-  run.noise = pick<NoiseKind>("--noise", f.noise,
+  run.noise = pick_choice<NoiseKind>("--noise", f.noise,
                               {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (f.noise_std && f.sigma)
     fail("--sigma", *f.sigma, "absent when --noise-std is given (give one of the two)");
@@ -152,10 +141,10 @@ Run RunFlags::to_run() const {
   run.loss.strong_convexity = f.strong_convexity;
   run.loss.convex = !f.non_convex;
   run.diameter = f.diameter;
-  run.release = pick<Release>("--release", f.release,
+  run.release = pick_choice<Release>("--release", f.release,
                               {{"last", Release::last}, {"random-stop", Release::random_stop},
                                {"every", Release::every}});
-  run.adjacency = pick<Adjacency>("--adjacency", f.adjacency,
+  run.adjacency = pick_choice<Adjacency>("--adjacency", f.adjacency,
                                   {{"replace", Adjacency::replace}, {"remove", Adjacency::remove}});
   run.index = f.index;
   run.dimension = f.dimension;

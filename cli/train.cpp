@@ -21,18 +21,6 @@ namespace {
 
 using train::Algorithm;
 
-template <typename E>
-E pick(std::string_view flag, std::string_view text,
-       std::initializer_list<std::pair<const char*, E>> options) {
-  std::string names;
-  for (const auto& [name, value] : options) {
-    if (text == name) return value;
-    names += names.empty() ? "" : ", ";
-    names += name;
-  }
-  fail(flag, text, fmt::format("one of {}", names));
-}
-
 struct Options {
   std::string data, format = "csv";
   std::optional<std::string> labels_file, test_data, test_labels_file, positive, output;
@@ -66,26 +54,6 @@ std::function<void(std::int64_t, std::int64_t)> progress_bar() {
   };
 }
 
-data::LabelKind label_kind(train::LossKind k) {
-  switch (k) {
-    case train::LossKind::logistic:
-    case train::LossKind::huber: return data::LabelKind::plus_minus_one;
-    case train::LossKind::squared: return data::LabelKind::real;
-    case train::LossKind::softmax: return data::LabelKind::classes;
-  }
-  return data::LabelKind::real;
-}
-
-std::string_view label_kind_name(data::LabelKind k) {
-  switch (k) {
-    case data::LabelKind::plus_minus_one: return "plus-minus-one";
-    case data::LabelKind::zero_one: return "zero-one";
-    case data::LabelKind::classes: return "classes";
-    case data::LabelKind::real: return "real";
-  }
-  return "real";
-}
-
 int run_train(const Options& o) {
   // ---- configuration (validated before any data is read)
   train::TrainConfig c;
@@ -96,16 +64,16 @@ int run_train(const Options& o) {
   c.loss.label_bound = require_positive("--label-bound", o.label_bound);
   c.bias = !o.no_bias;
   c.record_norm = require_positive("--record-norm", o.record_norm);
-  c.constraint.kind = pick<train::ConstraintKind>(
+  c.constraint.kind = pick_choice<train::ConstraintKind>(
       "--constraint", o.constraint,
       {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
   c.constraint.radius = o.radius;
   c.constraint.validate();
-  c.noise = pick<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
+  c.noise = pick_choice<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (o.sampling) {
     if (c.algorithm != Algorithm::noisy_sgd)
       fail("--sampling", *o.sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", o.algorithm));
-    c.sampling = pick<Sampling>("--sampling", *o.sampling,
+    c.sampling = pick_choice<Sampling>("--sampling", *o.sampling,
                                 {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
                                  {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
   }
@@ -117,10 +85,10 @@ int run_train(const Options& o) {
   else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
   c.eta = o.eta;
   if (o.eta_schedule)
-    c.eta_shape = pick<ScheduleShape>("--eta-schedule", *o.eta_schedule,
+    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *o.eta_schedule,
                                       {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
                                        {"inv-t", ScheduleShape::inv_t}});
-  c.release = o.release ? pick<Release>("--release", *o.release,
+  c.release = o.release ? pick_choice<Release>("--release", *o.release,
                                         {{"last", Release::last}, {"random-stop", Release::random_stop}})
                         : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
   c.sigma = o.sigma;
@@ -152,7 +120,7 @@ int run_train(const Options& o) {
   };
   data::Dataset all = read(o.data, o.labels_file, "--labels");
   if (!o.classes.empty()) all = data::select_classes(all, o.classes);
-  const data::LabelKind kind = label_kind(c.loss.kind);
+  const data::LabelKind kind = train::label_kind(c.loss.kind);
   data::map_labels(all, kind, o.positive);
   if (c.loss.kind == train::LossKind::softmax) c.loss.classes = all.labels.raw.size();
   data::Dataset train_set, test_set;
@@ -161,7 +129,7 @@ int run_train(const Options& o) {
     train_set = std::move(all);
     test_set = read(*o.test_data, o.test_labels_file, "--test-labels");
     if (!o.classes.empty()) test_set = data::select_classes(test_set, o.classes);
-    train::apply_label_mapping(test_set, label_kind_name(kind), train_set.labels);
+    train::apply_label_mapping(test_set, data::to_string(kind), train_set.labels);
     if (test_set.d != train_set.d)
       fail("--test-data", *o.test_data, fmt::format("a file with d = {} features like --data (it has {})", train_set.d, test_set.d));
     split_text = fmt::format("{} train records, {} test records ({})", train_set.n, test_set.n, *o.test_data);
@@ -199,7 +167,7 @@ int run_train(const Options& o) {
   nlohmann::json doc;
   doc["format"] = "hsdp-model";
   doc["version"] = 1;
-  train::ModelFile mf{r.model, scale, c.record_norm, std::string(label_kind_name(kind)), train_set.labels};
+  train::ModelFile mf{r.model, scale, c.record_norm, std::string(data::to_string(kind)), train_set.labels};
   doc["model"] = train::to_json(mf);
   nlohmann::json cfg;
   cfg["data"] = o.data;

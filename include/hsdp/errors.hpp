@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace hsdp {
 
@@ -40,5 +42,19 @@ double require_closed(std::string_view parameter, double value, double lo, doubl
 /// Integer in [lo, hi].
 std::int64_t require_range(std::string_view parameter, std::int64_t value, std::int64_t lo,
                            std::int64_t hi);
+
+/// The value named `text` among `options`; otherwise InvalidArgument listing the names
+/// ("<parameter> = <text>: must be one of a, b, c").
+template <typename E>
+E pick_choice(std::string_view parameter, std::string_view text,
+              std::initializer_list<std::pair<const char*, E>> options) {
+  std::string names;
+  for (const auto& [name, value] : options) {
+    if (text == name) return value;
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  fail(parameter, text, "one of " + names);
+}
 
 }  // namespace hsdp

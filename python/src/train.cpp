@@ -20,37 +20,6 @@ namespace {
 using train::Algorithm;
 using Array = py::array_t<double, py::array::forcecast>;
 
-template <typename E>
-E pick(std::string_view flag, std::string_view text, std::initializer_list<std::pair<const char*, E>> options) {
-  std::string names;
-  for (const auto& [name, value] : options) {
-    if (text == name) return value;
-    names += names.empty() ? "" : ", ";
-    names += name;
-  }
-  fail(flag, text, fmt::format("one of {}", names));
-}
-
-data::LabelKind label_kind(train::LossKind k) {
-  switch (k) {
-    case train::LossKind::logistic:
-    case train::LossKind::huber: return data::LabelKind::plus_minus_one;
-    case train::LossKind::squared: return data::LabelKind::real;
-    case train::LossKind::softmax: return data::LabelKind::classes;
-  }
-  return data::LabelKind::real;
-}
-
-std::string label_kind_name(data::LabelKind k) {
-  switch (k) {
-    case data::LabelKind::plus_minus_one: return "plus-minus-one";
-    case data::LabelKind::zero_one: return "zero-one";
-    case data::LabelKind::classes: return "classes";
-    case data::LabelKind::real: return "real";
-  }
-  return "real";
-}
-
 // A Dataset from a 2-D float64 array (any strides) and a 1-D label array, labels kept as
 // raw text (shortest round-trip form) so that map_labels treats them as the CLI treats a
 // file's labels. Record i comes from row i of X (0-based; messages say "X:i").
@@ -137,16 +106,16 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   c.loss.label_bound = require_positive("--label-bound", label_bound);
   c.bias = bias;
   c.record_norm = require_positive("--record-norm", record_norm);
-  c.constraint.kind = pick<train::ConstraintKind>(
+  c.constraint.kind = pick_choice<train::ConstraintKind>(
       "--constraint", constraint,
       {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
   c.constraint.radius = radius;
   c.constraint.validate();
-  c.noise = pick<NoiseKind>("--noise", noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
+  c.noise = pick_choice<NoiseKind>("--noise", noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (sampling) {
     if (c.algorithm != Algorithm::noisy_sgd)
       fail("--sampling", *sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", algorithm));
-    c.sampling = pick<Sampling>("--sampling", *sampling,
+    c.sampling = pick_choice<Sampling>("--sampling", *sampling,
                                 {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
                                  {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
   }
@@ -158,10 +127,10 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
   c.eta = eta;
   if (eta_schedule)
-    c.eta_shape = pick<ScheduleShape>("--eta-schedule", *eta_schedule,
+    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *eta_schedule,
                                       {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
                                        {"inv-t", ScheduleShape::inv_t}});
-  c.release = release ? pick<Release>("--release", *release, {{"last", Release::last}, {"random-stop", Release::random_stop}})
+  c.release = release ? pick_choice<Release>("--release", *release, {{"last", Release::last}, {"random-stop", Release::random_stop}})
                       : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
   c.sigma = sigma;
   c.noise_std = noise_std;
@@ -176,7 +145,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
 
   // ---- data
   data::Dataset ds = dataset_from(X, y, "X", "y");
-  const data::LabelKind kind = label_kind(c.loss.kind);
+  const data::LabelKind kind = train::label_kind(c.loss.kind);
   data::map_labels(ds, kind, positive);
   if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
   PyTrainResult out;
@@ -194,7 +163,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
       if (!(std::abs(ds.y[i]) <= c.loss.label_bound))
         fail("--label-bound", c.loss.label_bound,
              fmt::format(">= every |label| (record {} of the training set has {})", i + 1, show(ds.y[i])));
-  out.label_kind = label_kind_name(kind);
+  out.label_kind = data::to_string(kind);
   out.labels = ds.labels;
   out.record_norm = c.record_norm;
   out.n = ds.n;
@@ -323,7 +292,7 @@ no_noise. seed makes the run reproducible (the same seed gives the same model as
         data::CsvOptions co;
         co.label_column = label_column;
         data::Dataset ds = data::read_csv(path, co);
-        const data::LabelKind kind = pick<data::LabelKind>(
+        const data::LabelKind kind = pick_choice<data::LabelKind>(
             "labels", labels,
             {{"plus-minus-one", data::LabelKind::plus_minus_one}, {"zero-one", data::LabelKind::zero_one},
              {"classes", data::LabelKind::classes}, {"real", data::LabelKind::real}});

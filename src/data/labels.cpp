@@ -95,6 +95,16 @@ void require_raw_labels(const Dataset& data) {
 
 }  // namespace
 
+std::string_view to_string(LabelKind kind) {
+  switch (kind) {
+    case LabelKind::plus_minus_one: return "plus-minus-one";
+    case LabelKind::zero_one: return "zero-one";
+    case LabelKind::classes: return "classes";
+    case LabelKind::real: return "real";
+  }
+  return "real";
+}
+
 void map_labels(Dataset& data, LabelKind kind, std::optional<std::string> positive) {
   require_raw_labels(data);
   const bool binary = kind == LabelKind::plus_minus_one || kind == LabelKind::zero_one;

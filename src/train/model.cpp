@@ -55,6 +55,16 @@ std::string_view to_string(LossKind k) {
   return "?";
 }
 
+data::LabelKind label_kind(LossKind k) {
+  switch (k) {
+    case LossKind::logistic:
+    case LossKind::huber: return data::LabelKind::plus_minus_one;
+    case LossKind::squared: return data::LabelKind::real;
+    case LossKind::softmax: return data::LabelKind::classes;
+  }
+  return data::LabelKind::real;
+}
+
 LossKind parse_loss(std::string_view text, std::string_view parameter) {
   for (auto k : {LossKind::logistic, LossKind::squared, LossKind::huber, LossKind::softmax})
     if (text == to_string(k)) return k;

@@ -87,6 +87,9 @@ enum class LabelKind {
   real,            ///< each label parsed as a finite number (regression); no mapping
 };
 
+/// "plus-minus-one", "zero-one", "classes", "real" (the name stored in model files).
+std::string_view to_string(LabelKind kind);
+
 /// Fills dataset.y and dataset.labels from dataset.raw_labels. For the binary kinds there
 /// must be exactly 2 distinct labels (otherwise the error names those found). `positive`
 /// names the label that becomes +1 / 1; without it, the larger label is positive (numeric

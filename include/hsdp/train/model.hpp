@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hsdp/data/dataset.hpp"
+#include "hsdp/data/readers.hpp"
 
 namespace hsdp::train {
 
@@ -28,6 +29,8 @@ enum class LossKind {
 std::string_view to_string(LossKind);
 /// "logistic" | "squared" | "huber" | "softmax"; throws InvalidArgument naming `parameter`.
 LossKind parse_loss(std::string_view text, std::string_view parameter = "--model");
+/// The labels a loss needs: {-1, +1} (logistic, huber), real (squared), class ids (softmax).
+data::LabelKind label_kind(LossKind kind);
 
 struct LossSpec {
   LossKind kind = LossKind::logistic;
