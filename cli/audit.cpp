@@ -1,13 +1,22 @@
 // `hsdp audit <kind>`: evidence that the numbers are right. Each kind is a nested
-// subcommand added by one function in kAuditKinds below (a sibling such as `audit mia`
-// adds its own add_* function there).
+// subcommand added by one function in kAuditKinds below (add_exact, add_mia).
 //
 //   hsdp audit exact [run flags] [--delta D | --epsilon E] [--json] [--plot F.svg] [--csv F.csv]
 //
 // exact: the true eps(delta) of the one-dimensional worst-case instance of the run
 // (altschuler-talwar Sec. 4; include/hsdp/audit/exact.hpp) with its discretisation error,
 // next to every applicable upper bound and the ratio bound / exact.
+//
+//   hsdp audit mia --data FILE --model M [trainer flags] --trials N [--delta D] [--seed S]
+//                  [--canary-index I] [--threads K] [--json]
+//
+// mia: N models trained on the data and N on the data with one canary record in place of
+// another (include/hsdp/audit/mia.hpp); an empirical lower bound on epsilon at delta with
+// 95% confidence, next to the certified epsilon of the same run.
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <iostream>
 #include <memory>
@@ -15,6 +24,9 @@
 
 #include "commands.hpp"
 #include "hsdp/audit/exact.hpp"
+#include "hsdp/audit/mia.hpp"
+#include "hsdp/data/readers.hpp"
+#include "hsdp/train/trainer.hpp"
 #include "hsdp/compare.hpp"
 #include "hsdp/errors.hpp"
 #include "run_flags.hpp"
@@ -88,11 +100,195 @@ std::function<int()> add_exact(CLI::App& parent) {
   };
 }
 
+// ---- audit mia: the trainer's flags (the subset that describes the training run; no test
+// split and no model file: every model is trained on all of --data and only scored).
+struct MiaFlags {
+  std::string data, format = "csv";
+  std::optional<std::string> labels_file, positive;
+  std::optional<std::size_t> label_column;
+  std::vector<std::string> classes;
+  std::vector<double> feature_scale;
+  std::string model;
+  double l2 = 0, huber_smoothing = 0.5, label_bound = 1, record_norm = 1, radius = 10;
+  bool no_bias = false;
+  std::string constraint = "ball", algorithm = "noisy-sgd", noise = "gaussian";
+  std::optional<std::string> sampling, release, eta_schedule;
+  std::optional<std::int64_t> batch_size, steps, canary_index;
+  std::optional<double> epochs, eta, sigma, noise_std, epsilon, clip;
+  double delta = 1e-5, confidence = 0.95;
+  std::int64_t trials = 200;
+  int threads = 0;
+  bool json = false;
+  std::optional<std::uint64_t> seed;
+};
+
+// Progress on stderr, only when stderr is a terminal.
+std::function<void(std::int64_t, std::int64_t)> training_progress_bar() {
+  if (!::isatty(STDERR_FILENO)) return {};
+  return [](std::int64_t t, std::int64_t T) {
+    constexpr int width = 40;
+    const int done = static_cast<int>(width * t / T);
+    std::fprintf(stderr, "\r[%.*s%*s] %3d%% training %lld/%lld", done, "========================================",
+                 width - done, "", static_cast<int>(100 * t / T), static_cast<long long>(t), static_cast<long long>(T));
+    if (t == T) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  };
+}
+
+int run_mia(const MiaFlags& o) {
+  using train::Algorithm;
+  train::TrainConfig c;
+  c.algorithm = train::parse_algorithm(o.algorithm);
+  c.loss.kind = train::parse_loss(o.model);
+  c.loss.l2 = require_nonnegative("--l2", o.l2);
+  c.loss.huber_smoothing = require_positive("--huber-smoothing", o.huber_smoothing);
+  c.loss.label_bound = require_positive("--label-bound", o.label_bound);
+  c.bias = !o.no_bias;
+  c.record_norm = require_positive("--record-norm", o.record_norm);
+  c.constraint.kind = pick_choice<train::ConstraintKind>(
+      "--constraint", o.constraint,
+      {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
+  c.constraint.radius = o.radius;
+  c.constraint.validate();
+  c.noise = pick_choice<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
+  if (o.sampling) {
+    if (c.algorithm != Algorithm::noisy_sgd)
+      fail("--sampling", *o.sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", o.algorithm));
+    c.sampling = pick_choice<Sampling>("--sampling", *o.sampling,
+                                      {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
+                                       {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
+  }
+  // The trainer's defaults (hsdp train).
+  const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
+  c.batch_size = o.batch_size.value_or(default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256);
+  c.steps = o.steps;
+  if (o.epochs) c.epochs = *o.epochs;
+  else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
+  c.eta = o.eta;
+  if (o.eta_schedule)
+    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *o.eta_schedule,
+                                            {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
+                                             {"inv-t", ScheduleShape::inv_t}});
+  c.release = o.release ? pick_choice<Release>("--release", *o.release,
+                                              {{"last", Release::last}, {"random-stop", Release::random_stop}})
+                        : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
+  c.sigma = o.sigma;
+  c.noise_std = o.noise_std;
+  c.target_epsilon = o.epsilon;
+  if (!o.sigma && !o.noise_std && !o.epsilon)
+    fail("--sigma", "(missing)", "one of --sigma, --noise-std or a target --epsilon (with --delta)");
+  c.clip = o.clip;
+  c.delta = require_open("--delta", o.delta, 0.0, 1.0);
+  audit::MiaOptions mo;
+  mo.trials = require_range("--trials", o.trials, 4, std::int64_t{1} << 24);
+  mo.delta = o.delta;
+  mo.confidence = require_open("--confidence", o.confidence, 0.0, 1.0);
+  mo.seed = o.seed;
+  mo.canary_index = o.canary_index;
+  mo.threads = static_cast<int>(require_range("--threads", o.threads, 0, 4096));
+  mo.progress = o.json ? nullptr : training_progress_bar();
+
+  // ---- data, prepared as hsdp train prepares it
+  data::Dataset d;
+  if (o.format == "csv") {
+    data::CsvOptions co;
+    co.label_column = o.label_column;
+    d = data::read_csv(o.data, co);
+  } else if (o.format == "libsvm") {
+    d = data::read_libsvm(o.data);
+  } else if (o.format == "idx") {
+    if (!o.labels_file) fail("--labels", "(missing)", "the IDX labels file for --format idx");
+    d = data::read_idx(o.data, *o.labels_file);
+  } else {
+    fail("--format", o.format, "one of csv, libsvm, idx");
+  }
+  if (!o.classes.empty()) d = data::select_classes(d, o.classes);
+  const data::LabelKind kind = train::label_kind(c.loss.kind);
+  data::map_labels(d, kind, o.positive);
+  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = d.labels.raw.size();
+  std::string prep;
+  if (!o.feature_scale.empty()) {
+    if (o.feature_scale.size() != 1 && o.feature_scale.size() != d.d)
+      fail("--feature-scale", fmt::format("{} values", o.feature_scale.size()),
+           fmt::format("one value, or one per feature (d = {})", d.d));
+    const std::vector<double> scale =
+        o.feature_scale.size() == 1 ? std::vector<double>(d.d, o.feature_scale[0]) : o.feature_scale;
+    prep = data::scale_features(d, scale).description + "; ";
+  }
+  prep += data::scale_rows_to_norm(d, c.record_norm).description;
+
+  const audit::MiaResult r = audit::mia(d, c, mo);
+  if (o.json) {
+    nlohmann::json j = audit::to_json(r);
+    j["data"] = {{"file", o.data}, {"records", d.n}, {"features", d.d}, {"preprocessing", prep},
+                 {"labels", d.labels.describe()}};
+    j["algorithm"] = train::to_string(c.algorithm);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("data: {} ({} records, {} features); labels {}\n", o.data, d.n, d.d, d.labels.describe());
+  std::cout << fmt::format("preprocessing: {}\n", prep);
+  std::cout << fmt::format("algorithm: {}{}\n", train::to_string(c.algorithm),
+                           r.sigma ? fmt::format(", sigma = {}", show(*r.sigma)) : "");
+  std::cout << audit::to_table(r);
+  return 0;
+}
+
+std::function<int()> add_mia(CLI::App& parent) {
+  auto* sub = parent.add_subcommand(
+      "mia",
+      "Membership inference against the real trainer: N models with and N without a canary record, an "
+      "empirical lower bound on epsilon (95% confidence) next to the certified epsilon");
+  auto o = std::make_shared<MiaFlags>();
+  sub->add_option("--data", o->data, "Training data file (plain or gzipped)")->required();
+  sub->add_option("--format", o->format, "Data format: csv|libsvm|idx")->capture_default_str();
+  sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
+  sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
+  sub->add_option("--positive", o->positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
+  sub->add_option("--classes", o->classes, "Keep only records with these raw labels");
+  sub->add_option("--feature-scale", o->feature_scale, "Public constants to multiply the features by first")
+      ->delimiter(',');
+  sub->add_option("--model", o->model, "Loss: logistic|squared|huber|softmax")->required();
+  sub->add_option("--l2", o->l2, "L2 regulariser lambda (strong convexity)")->capture_default_str();
+  sub->add_option("--huber-smoothing", o->huber_smoothing, "Smoothing width h of the huber hinge")->capture_default_str();
+  sub->add_option("--label-bound", o->label_bound, "Squared loss: bound Y on |label|")->capture_default_str();
+  sub->add_flag("--no-bias", o->no_bias, "No intercept");
+  sub->add_option("--record-norm", o->record_norm, "R: every record is scaled to ||x|| <= R; the canary has norm R")
+      ->capture_default_str();
+  sub->add_option("--constraint", o->constraint, "Constraint set: ball|box|none")->capture_default_str();
+  sub->add_option("--radius", o->radius, "Radius r of the ball (half-width of the box)")->capture_default_str();
+  sub->add_option("--algorithm", o->algorithm, "noisy-sgd|noisy-gd|pnsgd|federated|online")->capture_default_str();
+  sub->add_option("--sampling", o->sampling, "noisy-sgd batches: poisson|fixed|shuffle|cyclic|full (default poisson)");
+  sub->add_option("--batch-size", o->batch_size, "Batch size b (users per round m for federated)");
+  sub->add_option("--steps", o->steps, "Number of steps T");
+  sub->add_option("--epochs", o->epochs, "Epochs (noisy-sgd: T = epochs n / b; noisy-gd: T = epochs, default 100)");
+  sub->add_option("--eta", o->eta, "Step size (default 1/beta)");
+  sub->add_option("--eta-schedule", o->eta_schedule, "constant|inv-sqrt|inv-t (default constant; online inv-sqrt)");
+  sub->add_option("--noise", o->noise, "gaussian|laplace")->capture_default_str();
+  sub->add_option("--sigma", o->sigma, "The algorithm's own noise parameter sigma (its paper's convention)");
+  sub->add_option("--noise-std", o->noise_std, "Noise std in parameter space per step");
+  sub->add_option("--epsilon", o->epsilon, "Target epsilon: sigma calibrated once, used by every trial");
+  sub->add_option("--release", o->release, "last|random-stop (default last; online random-stop)");
+  sub->add_option("--clip", o->clip, "Per-example gradient clipping norm C");
+  sub->add_option("--trials", o->trials, "Models per dataset N (2N trainings)")->capture_default_str();
+  sub->add_option("--delta", o->delta, "delta of the empirical bound and of the certified report")->capture_default_str();
+  sub->add_option("--confidence", o->confidence, "Confidence of the empirical lower bound")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Master seed of the trials (default: OS entropy, recorded in the output)");
+  sub->add_option("--canary-index", o->canary_index,
+                  "1-based position of the record the canary replaces (default n; 1 with --release random-stop)");
+  sub->add_option("--threads", o->threads, "Trainings run in parallel (0: all cores)")->capture_default_str();
+  sub->add_flag("--json", o->json, "Print JSON instead of the table");
+  return [sub, o]() -> int {
+    if (!sub->parsed()) return -1;
+    return run_mia(*o);
+  };
+}
+
 // The audit kinds, each a nested subcommand of `audit`.
-const std::vector<AddAuditKind> kAuditKinds{add_exact};
+const std::vector<AddAuditKind> kAuditKinds{add_exact, add_mia};
 
 std::function<int()> add_audit(CLI::App& app) {
-  auto* group = app.add_subcommand("audit", "Audits: exact privacy loss of worst-case instances");
+  auto* group = app.add_subcommand("audit", "Audits: exact privacy loss of worst-case instances; membership inference against the trainer");
   group->require_subcommand(1);
   std::vector<std::function<int()>> kinds;
   for (const auto& add : kAuditKinds) kinds.push_back(add(*group));
