@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "train_flags.hpp"
 #include "hsdp/audit/exact.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
@@ -102,19 +103,14 @@ std::function<int()> add_exact(CLI::App& parent) {
 
 // ---- audit mia: the trainer's flags (the subset that describes the training run; no test
 // split and no model file: every model is trained on all of --data and only scored).
-struct MiaFlags {
+struct MiaFlags : TrainFlags {
   std::string data, format = "csv";
   std::optional<std::string> labels_file, positive;
   std::optional<std::size_t> label_column;
   std::vector<std::string> classes;
   std::vector<double> feature_scale;
-  std::string model;
-  double l2 = 0, huber_smoothing = 0.5, label_bound = 1, record_norm = 1, radius = 10;
-  bool no_bias = false;
-  std::string constraint = "ball", algorithm = "noisy-sgd", noise = "gaussian";
-  std::optional<std::string> sampling, release, eta_schedule;
-  std::optional<std::int64_t> batch_size, steps, canary_index;
-  std::optional<double> epochs, eta, sigma, noise_std, epsilon, clip;
+  std::optional<std::int64_t> canary_index;
+  std::optional<double> epsilon;
   double delta = 1e-5, confidence = 0.95;
   std::int64_t trials = 200;
   int threads = 0;
@@ -136,48 +132,10 @@ std::function<void(std::int64_t, std::int64_t)> training_progress_bar() {
 }
 
 int run_mia(const MiaFlags& o) {
-  using train::Algorithm;
-  train::TrainConfig c;
-  c.algorithm = train::parse_algorithm(o.algorithm);
-  c.loss.kind = train::parse_loss(o.model);
-  c.loss.l2 = require_nonnegative("--l2", o.l2);
-  c.loss.huber_smoothing = require_positive("--huber-smoothing", o.huber_smoothing);
-  c.loss.label_bound = require_positive("--label-bound", o.label_bound);
-  c.bias = !o.no_bias;
-  c.record_norm = require_positive("--record-norm", o.record_norm);
-  c.constraint.kind = pick_choice<train::ConstraintKind>(
-      "--constraint", o.constraint,
-      {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
-  c.constraint.radius = o.radius;
-  c.constraint.validate();
-  c.noise = pick_choice<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
-  if (o.sampling) {
-    if (c.algorithm != Algorithm::noisy_sgd)
-      fail("--sampling", *o.sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", o.algorithm));
-    c.sampling = pick_choice<Sampling>("--sampling", *o.sampling,
-                                      {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
-                                       {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
-  }
-  // The trainer's defaults (hsdp train).
-  const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
-  c.batch_size = o.batch_size.value_or(default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256);
-  c.steps = o.steps;
-  if (o.epochs) c.epochs = *o.epochs;
-  else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
-  c.eta = o.eta;
-  if (o.eta_schedule)
-    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *o.eta_schedule,
-                                            {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
-                                             {"inv-t", ScheduleShape::inv_t}});
-  c.release = o.release ? pick_choice<Release>("--release", *o.release,
-                                              {{"last", Release::last}, {"random-stop", Release::random_stop}})
-                        : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
-  c.sigma = o.sigma;
-  c.noise_std = o.noise_std;
+  train::TrainConfig c = train_config(o);  // the trainer's defaults (hsdp train)
   c.target_epsilon = o.epsilon;
   if (!o.sigma && !o.noise_std && !o.epsilon)
     fail("--sigma", "(missing)", "one of --sigma, --noise-std or a target --epsilon (with --delta)");
-  c.clip = o.clip;
   c.delta = require_open("--delta", o.delta, 0.0, 1.0);
   audit::MiaOptions mo;
   mo.trials = require_range("--trials", o.trials, 4, std::int64_t{1} << 24);

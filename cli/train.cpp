@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "train_flags.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
@@ -19,9 +20,8 @@ namespace hsdp::cli {
 
 namespace {
 
-using train::Algorithm;
 
-struct Options {
+struct Options : TrainFlags {
   std::string data, format = "csv";
   std::optional<std::string> labels_file, test_data, test_labels_file, positive, output;
   std::optional<std::size_t> label_column;
@@ -29,13 +29,7 @@ struct Options {
   std::vector<double> feature_scale;
   double test_fraction = 0.2;
   std::uint64_t split_seed = 1;
-  std::string model;
-  double l2 = 0, huber_smoothing = 0.5, label_bound = 1, record_norm = 1, radius = 10;
-  bool no_bias = false;
-  std::string constraint = "ball", algorithm = "noisy-sgd", noise = "gaussian";
-  std::optional<std::string> sampling, release, eta_schedule;
-  std::optional<std::int64_t> batch_size, steps;
-  std::optional<double> epochs, eta, sigma, noise_std, epsilon, delta, clip;
+  std::optional<double> epsilon, delta;
   bool no_noise = false, json = false;
   std::optional<std::uint64_t> seed;
 };
@@ -56,50 +50,13 @@ std::function<void(std::int64_t, std::int64_t)> progress_bar() {
 
 int run_train(const Options& o) {
   // ---- configuration (validated before any data is read)
-  train::TrainConfig c;
-  c.algorithm = train::parse_algorithm(o.algorithm);
-  c.loss.kind = train::parse_loss(o.model);
-  c.loss.l2 = require_nonnegative("--l2", o.l2);
-  c.loss.huber_smoothing = require_positive("--huber-smoothing", o.huber_smoothing);
-  c.loss.label_bound = require_positive("--label-bound", o.label_bound);
-  c.bias = !o.no_bias;
-  c.record_norm = require_positive("--record-norm", o.record_norm);
-  c.constraint.kind = pick_choice<train::ConstraintKind>(
-      "--constraint", o.constraint,
-      {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
-  c.constraint.radius = o.radius;
-  c.constraint.validate();
-  c.noise = pick_choice<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
-  if (o.sampling) {
-    if (c.algorithm != Algorithm::noisy_sgd)
-      fail("--sampling", *o.sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", o.algorithm));
-    c.sampling = pick_choice<Sampling>("--sampling", *o.sampling,
-                                {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
-                                 {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
-  }
-  const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
-  const std::int64_t default_batch = default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256;
-  c.batch_size = o.batch_size.value_or(default_batch);
-  c.steps = o.steps;
-  if (o.epochs) c.epochs = *o.epochs;
-  else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
-  c.eta = o.eta;
-  if (o.eta_schedule)
-    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *o.eta_schedule,
-                                      {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
-                                       {"inv-t", ScheduleShape::inv_t}});
-  c.release = o.release ? pick_choice<Release>("--release", *o.release,
-                                        {{"last", Release::last}, {"random-stop", Release::random_stop}})
-                        : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
-  c.sigma = o.sigma;
-  c.noise_std = o.noise_std;
+  train::TrainConfig c = train_config(o);
   c.no_noise = o.no_noise;
   if (o.epsilon && !o.delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
   c.target_epsilon = o.epsilon;
   if (o.delta) c.delta = require_open("--delta", *o.delta, 0.0, 1.0);
   if (!o.sigma && !o.noise_std && !o.epsilon && !o.no_noise)
     fail("--epsilon", "(missing)", "a target --epsilon E --delta D, or --sigma, --noise-std or --no-noise");
-  c.clip = o.clip;
   c.seed = o.seed;
   c.progress = o.json ? nullptr : progress_bar();
   require_open("--test-fraction", o.test_fraction, 0.0, 1.0);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "common.hpp"
+#include "train_flags.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
@@ -17,7 +18,6 @@ namespace hsdp::python {
 
 namespace {
 
-using train::Algorithm;
 using Array = py::array_t<double, py::array::forcecast>;
 
 // A Dataset from a 2-D float64 array (any strides) and a 1-D label array, labels kept as
@@ -97,50 +97,35 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                              std::optional<std::string> release, std::optional<double> clip,
                              std::optional<std::uint64_t> seed, std::optional<std::string> positive,
                              std::vector<double> feature_scale) {
-  // ---- configuration, as cli/train.cpp (validated before the data is looked at)
-  train::TrainConfig c;
-  c.algorithm = train::parse_algorithm(algorithm);
-  c.loss.kind = train::parse_loss(model);
-  c.loss.l2 = require_nonnegative("--l2", l2);
-  c.loss.huber_smoothing = require_positive("--huber-smoothing", huber_smoothing);
-  c.loss.label_bound = require_positive("--label-bound", label_bound);
-  c.bias = bias;
-  c.record_norm = require_positive("--record-norm", record_norm);
-  c.constraint.kind = pick_choice<train::ConstraintKind>(
-      "--constraint", constraint,
-      {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
-  c.constraint.radius = radius;
-  c.constraint.validate();
-  c.noise = pick_choice<NoiseKind>("--noise", noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
-  if (sampling) {
-    if (c.algorithm != Algorithm::noisy_sgd)
-      fail("--sampling", *sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", algorithm));
-    c.sampling = pick_choice<Sampling>("--sampling", *sampling,
-                                {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
-                                 {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
-  }
-  const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
-  const std::int64_t default_batch = default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256;
-  c.batch_size = batch_size.value_or(default_batch);
-  c.steps = steps;
-  if (epochs) c.epochs = *epochs;
-  else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
-  c.eta = eta;
-  if (eta_schedule)
-    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *eta_schedule,
-                                      {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
-                                       {"inv-t", ScheduleShape::inv_t}});
-  c.release = release ? pick_choice<Release>("--release", *release, {{"last", Release::last}, {"random-stop", Release::random_stop}})
-                      : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
-  c.sigma = sigma;
-  c.noise_std = noise_std;
+  // ---- configuration, by the command's own translation (cli/train_flags.cpp)
+  cli::TrainFlags f;
+  f.model = model;
+  f.algorithm = algorithm;
+  f.l2 = l2;
+  f.huber_smoothing = huber_smoothing;
+  f.label_bound = label_bound;
+  f.no_bias = !bias;
+  f.record_norm = record_norm;
+  f.constraint = constraint;
+  f.radius = radius;
+  f.sampling = std::move(sampling);
+  f.batch_size = batch_size;
+  f.steps = steps;
+  f.epochs = epochs;
+  f.eta = eta;
+  f.eta_schedule = std::move(eta_schedule);
+  f.noise = noise;
+  f.sigma = sigma;
+  f.noise_std = noise_std;
+  f.release = std::move(release);
+  f.clip = clip;
+  train::TrainConfig c = cli::train_config(f);
   c.no_noise = no_noise;
   if (epsilon && !delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
   c.target_epsilon = epsilon;
   if (delta) c.delta = require_open("--delta", *delta, 0.0, 1.0);
   if (!sigma && !noise_std && !epsilon && !no_noise)
     fail("--epsilon", "(missing)", "a target --epsilon E --delta D, or --sigma, --noise-std or --no-noise");
-  c.clip = clip;
   c.seed = seed;
 
   // ---- data
