@@ -9,6 +9,7 @@
 
 #include "common.hpp"
 #include "train_flags.hpp"
+#include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
@@ -159,6 +160,76 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   return out;
 }
 
+// hsdp.audit_mia: `hsdp audit mia` on numpy arrays. The records are prepared as for
+// hsdp.train (labels mapped, public feature constants, rows scaled to the record norm); the
+// 2N trainings run without the GIL. Returns the same JSON document as the command.
+py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string& model,
+                              const std::string& algorithm, double l2, double huber_smoothing,
+                              double label_bound, bool bias, double record_norm,
+                              const std::string& constraint, double radius,
+                              std::optional<std::string> sampling, std::optional<std::int64_t> batch_size,
+                              std::optional<std::int64_t> steps, std::optional<double> epochs,
+                              std::optional<double> eta, std::optional<std::string> eta_schedule,
+                              const std::string& noise, std::optional<double> sigma,
+                              std::optional<double> noise_std, std::optional<double> epsilon, double delta,
+                              std::optional<std::string> release,
+                              std::optional<double> clip, std::optional<std::string> positive,
+                              std::vector<double> feature_scale, std::int64_t trials, double confidence,
+                              std::optional<std::uint64_t> seed, std::optional<std::int64_t> canary_index,
+                              int threads) {
+  cli::TrainFlags f;
+  f.model = model;
+  f.algorithm = algorithm;
+  f.l2 = l2;
+  f.huber_smoothing = huber_smoothing;
+  f.label_bound = label_bound;
+  f.no_bias = !bias;
+  f.record_norm = record_norm;
+  f.constraint = constraint;
+  f.radius = radius;
+  f.sampling = std::move(sampling);
+  f.batch_size = batch_size;
+  f.steps = steps;
+  f.epochs = epochs;
+  f.eta = eta;
+  f.eta_schedule = std::move(eta_schedule);
+  f.noise = noise;
+  f.sigma = sigma;
+  f.noise_std = noise_std;
+  f.release = std::move(release);
+  f.clip = clip;
+  train::TrainConfig c = cli::train_config(f);
+  c.target_epsilon = epsilon;
+  if (!sigma && !noise_std && !epsilon)
+    fail("--sigma", "(missing)", "one of --sigma, --noise-std or a target --epsilon (with --delta)");
+  c.delta = require_open("--delta", delta, 0.0, 1.0);
+  audit::MiaOptions mo;
+  mo.trials = require_range("--trials", trials, 4, std::int64_t{1} << 24);
+  mo.delta = delta;
+  mo.confidence = require_open("--confidence", confidence, 0.0, 1.0);
+  mo.seed = seed;
+  mo.canary_index = canary_index;
+  mo.threads = static_cast<int>(require_range("--threads", threads, 0, 4096));
+
+  data::Dataset ds = dataset_from(X, y, "X", "y");
+  data::map_labels(ds, train::label_kind(c.loss.kind), positive);
+  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
+  if (!feature_scale.empty()) {
+    if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
+      fail("--feature-scale", fmt::format("{} values", feature_scale.size()),
+           fmt::format("one value, or one per feature (d = {})", ds.d));
+    data::scale_features(ds, feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0])
+                                                       : feature_scale);
+  }
+  data::scale_rows_to_norm(ds, c.record_norm);
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release_gil;
+    j = audit::to_json(audit::mia(ds, c, mo));
+  }
+  return to_python(j);
+}
+
 py::dict evaluation(const train::Evaluation& e) {
   py::dict d;
   d["loss"] = e.loss;
@@ -269,6 +340,23 @@ softmax; algorithm: noisy-sgd | noisy-gd | pnsgd | federated | online. Noise: si
 algorithm's paper convention), noise_std, a target epsilon (with delta) to calibrate, or
 no_noise. seed makes the run reproducible (the same seed gives the same model as the CLI's
 --seed on the same records). The result carries the privacy report of the run performed.)doc");
+
+  m.def("audit_mia", &audit_mia_like_cli, py::arg("X"), py::arg("y"), py::kw_only(),
+        py::arg("model") = "logistic", py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0,
+        py::arg("huber_smoothing") = 0.5, py::arg("label_bound") = 1.0, py::arg("bias") = true,
+        py::arg("record_norm") = 1.0, py::arg("constraint") = "ball", py::arg("radius") = 10.0,
+        py::arg("sampling") = py::none(), py::arg("batch_size") = py::none(), py::arg("steps") = py::none(),
+        py::arg("epochs") = py::none(), py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(),
+        py::arg("noise") = "gaussian", py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(),
+        py::arg("epsilon") = py::none(), py::arg("delta") = 1e-5, py::arg("release") = py::none(), py::arg("clip") = py::none(),
+        py::arg("positive") = py::none(), py::arg("feature_scale") = std::vector<double>{},
+        py::arg("trials") = 200, py::arg("confidence") = 0.95, py::arg("seed") = py::none(),
+        py::arg("canary_index") = py::none(), py::arg("threads") = 0,
+        R"doc(Membership-inference audit (`hsdp audit mia`) on numpy arrays: trains `trials` models
+on (X, y) and `trials` on the same records with one replaced by a canary, scores each by the
+canary's loss, and returns the command's JSON document as a dict: "empirical" (a lower bound
+on epsilon at `delta`, holding with probability >= `confidence`), "certified" (the best
+analysis of the same run), and the seeds of every training (reproducible with `seed`).)doc");
 
   m.def(
       "read_csv",
