@@ -87,18 +87,15 @@ data::Dataset prepared(const PyTrainResult& r, const Array& X, const Array& y) {
   return ds;
 }
 
-PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& model, const std::string& algorithm,
-                             double l2, double huber_smoothing, double label_bound, bool bias, double record_norm,
-                             const std::string& constraint, double radius, std::optional<std::string> sampling,
-                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
-                             std::optional<double> epochs, std::optional<double> eta,
-                             std::optional<std::string> eta_schedule, const std::string& noise,
-                             std::optional<double> sigma, std::optional<double> noise_std,
-                             std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
-                             std::optional<std::string> release, std::optional<double> clip,
-                             std::optional<std::uint64_t> seed, std::optional<std::string> positive,
-                             std::vector<double> feature_scale) {
-  // ---- configuration, by the command's own translation (cli/train_flags.cpp)
+// The keywords of hsdp.train / hsdp.audit_mia as the command's training flags.
+cli::TrainFlags train_flags(const std::string& model, const std::string& algorithm, double l2,
+                            double huber_smoothing, double label_bound, bool bias, double record_norm,
+                            const std::string& constraint, double radius, std::optional<std::string> sampling,
+                            std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
+                            std::optional<double> epochs, std::optional<double> eta,
+                            std::optional<std::string> eta_schedule, const std::string& noise,
+                            std::optional<double> sigma, std::optional<double> noise_std,
+                            std::optional<std::string> release, std::optional<double> clip) {
   cli::TrainFlags f;
   f.model = model;
   f.algorithm = algorithm;
@@ -120,6 +117,25 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   f.noise_std = noise_std;
   f.release = std::move(release);
   f.clip = clip;
+  return f;
+}
+
+PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& model, const std::string& algorithm,
+                             double l2, double huber_smoothing, double label_bound, bool bias, double record_norm,
+                             const std::string& constraint, double radius, std::optional<std::string> sampling,
+                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
+                             std::optional<double> epochs, std::optional<double> eta,
+                             std::optional<std::string> eta_schedule, const std::string& noise,
+                             std::optional<double> sigma, std::optional<double> noise_std,
+                             std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
+                             std::optional<std::string> release, std::optional<double> clip,
+                             std::optional<std::uint64_t> seed, std::optional<std::string> positive,
+                             std::vector<double> feature_scale) {
+  // ---- configuration, by the command's own translation (cli/train_flags.cpp)
+  const cli::TrainFlags f =
+      train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
+                  std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
+                  noise_std, std::move(release), clip);
   train::TrainConfig c = cli::train_config(f);
   c.no_noise = no_noise;
   if (epsilon && !delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
@@ -177,27 +193,10 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
                               std::vector<double> feature_scale, std::int64_t trials, double confidence,
                               std::optional<std::uint64_t> seed, std::optional<std::int64_t> canary_index,
                               int threads) {
-  cli::TrainFlags f;
-  f.model = model;
-  f.algorithm = algorithm;
-  f.l2 = l2;
-  f.huber_smoothing = huber_smoothing;
-  f.label_bound = label_bound;
-  f.no_bias = !bias;
-  f.record_norm = record_norm;
-  f.constraint = constraint;
-  f.radius = radius;
-  f.sampling = std::move(sampling);
-  f.batch_size = batch_size;
-  f.steps = steps;
-  f.epochs = epochs;
-  f.eta = eta;
-  f.eta_schedule = std::move(eta_schedule);
-  f.noise = noise;
-  f.sigma = sigma;
-  f.noise_std = noise_std;
-  f.release = std::move(release);
-  f.clip = clip;
+  const cli::TrainFlags f =
+      train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
+                  std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
+                  noise_std, std::move(release), clip);
   train::TrainConfig c = cli::train_config(f);
   c.target_epsilon = epsilon;
   if (!sigma && !noise_std && !epsilon)
