@@ -206,28 +206,9 @@ std::function<int()> add_mia(CLI::App& parent) {
   sub->add_option("--classes", o->classes, "Keep only records with these raw labels");
   sub->add_option("--feature-scale", o->feature_scale, "Public constants to multiply the features by first")
       ->delimiter(',');
-  sub->add_option("--model", o->model, "Loss: logistic|squared|huber|softmax")->required();
-  sub->add_option("--l2", o->l2, "L2 regulariser lambda (strong convexity)")->capture_default_str();
-  sub->add_option("--huber-smoothing", o->huber_smoothing, "Smoothing width h of the huber hinge")->capture_default_str();
-  sub->add_option("--label-bound", o->label_bound, "Squared loss: bound Y on |label|")->capture_default_str();
-  sub->add_flag("--no-bias", o->no_bias, "No intercept");
-  sub->add_option("--record-norm", o->record_norm, "R: every record is scaled to ||x|| <= R; the canary has norm R")
-      ->capture_default_str();
-  sub->add_option("--constraint", o->constraint, "Constraint set: ball|box|none")->capture_default_str();
-  sub->add_option("--radius", o->radius, "Radius r of the ball (half-width of the box)")->capture_default_str();
-  sub->add_option("--algorithm", o->algorithm, "noisy-sgd|noisy-gd|pnsgd|federated|online")->capture_default_str();
-  sub->add_option("--sampling", o->sampling, "noisy-sgd batches: poisson|fixed|shuffle|cyclic|full (default poisson)");
-  sub->add_option("--batch-size", o->batch_size, "Batch size b (users per round m for federated)");
-  sub->add_option("--steps", o->steps, "Number of steps T");
-  sub->add_option("--epochs", o->epochs, "Epochs (noisy-sgd: T = epochs n / b; noisy-gd: T = epochs, default 100)");
-  sub->add_option("--eta", o->eta, "Step size (default 1/beta)");
-  sub->add_option("--eta-schedule", o->eta_schedule, "constant|inv-sqrt|inv-t (default constant; online inv-sqrt)");
-  sub->add_option("--noise", o->noise, "gaussian|laplace")->capture_default_str();
-  sub->add_option("--sigma", o->sigma, "The algorithm's own noise parameter sigma (its paper's convention)");
-  sub->add_option("--noise-std", o->noise_std, "Noise std in parameter space per step");
+  add_train_flags(*sub, *o);
+  sub->get_option("--record-norm")->description("R: every record is scaled to ||x|| <= R; the canary has norm R");
   sub->add_option("--epsilon", o->epsilon, "Target epsilon: sigma calibrated once, used by every trial");
-  sub->add_option("--release", o->release, "last|random-stop (default last; online random-stop)");
-  sub->add_option("--clip", o->clip, "Per-example gradient clipping norm C");
   sub->add_option("--trials", o->trials, "Models per dataset N (2N trainings)")->capture_default_str();
   sub->add_option("--delta", o->delta, "delta of the empirical bound and of the certified report")->capture_default_str();
   sub->add_option("--confidence", o->confidence, "Confidence of the empirical lower bound")->capture_default_str();

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::cli {
@@ -20,6 +22,9 @@ struct TrainFlags {
   std::optional<std::int64_t> batch_size, steps;
   std::optional<double> epochs, eta, sigma, noise_std, clip;
 };
+
+/// Adds the flags of TrainFlags (--model, --l2, ..., --release, --clip) to a subcommand.
+void add_train_flags(CLI::App& app, TrainFlags& flags);
 
 /// The model, constraint set, algorithm, batches, step sizes and noise of the run, with the
 /// trainer's defaults (batch 1 for pnsgd/online, 10 users per round for federated, 256
