@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -175,35 +174,6 @@ class NoiseSource {
   std::uniform_real_distribution<double> uniform_{0.0, 1.0};
 };
 
-// The analyses whose envelope the noise search uses. An analysis that takes longer than
-// kSlow to evaluate once at the starting noise is left out of the search (the search
-// evaluates the envelope dozens of times); it is still evaluated in the final report.
-// Leaving an analysis out can only make the calibrated noise larger, never the reported
-// guarantee weaker: the report's best is the minimum over a superset of the envelope.
-std::vector<AnalysisPtr> search_analyses(const Run& run, double delta, std::vector<std::string>& notes) {
-  constexpr double kSlow = 0.25;  // seconds
-  std::vector<AnalysisPtr> keep;
-  std::vector<std::string> left_out;
-  const Query q = Query::at_delta(delta);
-  for (const auto& a : all_analyses()) {
-    if (a->kind() != BoundKind::upper) continue;
-    if (a->check(run)) continue;  // not applicable here: cannot help the envelope
-    const auto t0 = std::chrono::steady_clock::now();
-    a->evaluate(run, q);
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (dt > kSlow) left_out.emplace_back(a->name());
-    else keep.push_back(a);
-  }
-  if (keep.empty()) return {};  // all of them (the calibrator's default)
-  if (!left_out.empty()) {
-    std::string names;
-    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
-    notes.push_back(fmt::format("noise search used the envelope without {} (slow to evaluate; it is "
-                                "still in the report, so the noise may be larger than needed)", names));
-  }
-  return keep;
-}
-
 }  // namespace
 
 std::string_view to_string(Algorithm a) {
@@ -331,8 +301,6 @@ TrainResult train(const data::Dataset& data, const TrainConfig& config) {
     CalibrationOptions opt;
     opt.noise = NoiseParameter{NoiseUnit::sigma, plan.convention, 1.0};
     opt.eta_shape = plan.shape;
-    const std::vector<AnalysisPtr> fast = search_analyses(run, config.delta, res.notes);
-    opt.analyses = fast;
     const CalibrationResult cal =
         calibrate(run, CalibrationParameter::noise, *config.target_epsilon, config.delta, opt);
     if (!cal.feasible)
