@@ -77,9 +77,8 @@ IndexPoint evaluate_at(const Analysis& a, const Run& run, const Query& query) {
     if (std::isnan(ld))
       throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}, index {}", a.name(),
                                          *query.epsilon, p.index));
-    const double delta = ld >= 0.0 ? 1.0 : std::exp(ld);
     p.epsilon = *query.epsilon;
-    p.delta = upper ? std::min(1.0, round_up(delta)) : delta;
+    p.delta = upper ? delta_upper(ld) : (ld >= 0.0 ? 1.0 : std::exp(ld));
   } else {
     const double eps = a.epsilon(run, *query.delta);
     if (std::isnan(eps))

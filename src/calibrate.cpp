@@ -98,8 +98,7 @@ class Envelope {
       const double ld = a->log_delta(run, epsilon_);
       if (std::isnan(ld))
         throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", a->name(), epsilon_));
-      if (ld == -kInf) return true;
-      if (ld < 0.0 && round_up(std::exp(ld)) <= delta_) return true;
+      if (log_delta_meets(ld, delta_)) return true;
     }
     return false;
   }

@@ -522,7 +522,7 @@ std::optional<std::pair<double, Run>> smallest_power_noise(const Run& base, doub
   if (analysis.check(power_noise_run(base, 1.0, a))) return std::nullopt;
   auto ok = [&](double c) {
     const double ld = analysis.log_delta(power_noise_run(base, c, a), epsilon);
-    return ld == -kInf || (ld < 0.0 && round_up(std::exp(ld)) <= delta);
+    return log_delta_meets(ld, delta);
   };
   double lo = 1.0, hi = 1.0;  // lo fails, hi meets
   if (ok(1.0)) {

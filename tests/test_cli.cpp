@@ -151,3 +151,20 @@ INSTANTIATE_TEST_SUITE_P(
                  "eta"}));
 
 }  // namespace
+
+// Issue regression: journal (17) where 1 - c ~ 1e-322 (c = theta_{e^0.2}(76.956)); every term
+// of the geometric sum is theta(4), so delta = theta_{e^0.2}(4) = 0.9497613269 (was 0.646).
+TEST(Cli, RandomStopDeltaWhereOneMinusCIsSubnormal) {
+  for (const char* analysis : {"contraction-random-stop", "online-gd"}) {
+    auto r = run_cli(
+        std::string("account --json --n 1000 --steps 1000 --batch-size 1 --eta 1 --sigma 0.5 "
+                    "--convention journal --lipschitz 1 --smoothness 1 --diameter 38.478 "
+                    "--release random-stop --epsilon 0.2 --analysis ") +
+        analysis);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json j = json::parse(r.out);
+    ASSERT_EQ(j["analyses"].size(), 1u);
+    EXPECT_GE(j["analyses"][0]["delta"].get<double>(), 0.9497613269) << analysis;
+    EXPECT_LE(j["analyses"][0]["delta"].get<double>(), 0.9497613269 * (1 + 1e-8)) << analysis;
+  }
+}

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/numerics/log_normal.hpp"
 #include "hsdp/numerics/root.hpp"
 #include "registry.hpp"
 
@@ -31,6 +32,16 @@ double Analysis::epsilon(const Run& run, double delta) const {
   auto f = [&](double eps) { return log_delta(run, eps) - target; };
   auto eps = num::smallest_meeting(f, 0.0, 1.0, 1e4);
   return eps ? *eps : std::numeric_limits<double>::infinity();
+}
+
+double delta_upper(double log_delta) {
+  if (std::isnan(log_delta)) return log_delta;
+  if (log_delta >= 0.0) return 1.0;
+  return std::min(1.0, round_up(num::exp_upper(log_delta)));
+}
+
+bool log_delta_meets(double log_delta, double delta) {
+  return log_delta == -std::numeric_limits<double>::infinity() || delta_upper(log_delta) <= delta;
 }
 
 double round_up(double value) {
@@ -62,19 +73,15 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     const double ld = log_delta(run, eps);
     if (std::isnan(ld))
       throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", name(), eps));
-    // delta > 1 is vacuous; report the trivially true 1.
-    double delta = ld >= 0.0 ? 1.0 : std::exp(ld);
     r.epsilon = eps;
-    // Below the smallest normal double exp() loses precision and then underflows to 0, which
-    // would report a positive delta as 0: an upper bound reports DBL_MIN (above the true
-    // value) with the exact log delta in the note; a lower bound keeps what it can represent.
+    // An upper bound reports delta_upper (delta > 1 is vacuous: 1; below the smallest
+    // normal double: DBL_MIN, above the true value, with the exact log delta in the note);
+    // a lower bound keeps what it can represent.
+    r.delta = kind() == BoundKind::upper ? delta_upper(ld) : (ld >= 0.0 ? 1.0 : std::exp(ld));
     constexpr double kMinNormal = std::numeric_limits<double>::min();
-    if (ld > -std::numeric_limits<double>::infinity() && ld < std::log(kMinNormal)) {
-      if (kind() == BoundKind::upper) delta = kMinNormal;
+    if (ld > -std::numeric_limits<double>::infinity() && ld < std::log(kMinNormal))
       r.note = fmt::format("delta = e^{} is below the smallest normal double; reported as {}",
-                           show(ld), show(delta));
-    }
-    r.delta = kind() == BoundKind::upper ? std::min(1.0, round_up(delta)) : delta;
+                           show(ld), show(*r.delta));
   } else if (query.delta) {
     const double eps = epsilon(run, *query.delta);
     if (std::isnan(eps))

@@ -133,15 +133,13 @@ class LogCoefficient {
   double value_ = kNaN;
 };
 
-/// log sum_{m=0}^{k-1} c^m = log[(1 - c^k) / (1 - c)] for k >= 1, from c's LogPair,
-/// without cancellation (log1mexp). The geometric sums of journal (17)-(18) / isit Thm 5.
+/// log sum_{m=0}^{k-1} c^m = log[(1 - c^k) / (1 - c)] for k >= 1, from c's LogPair: the
+/// geometric sums of journal (17)-(18) / isit Thm 5. Both logs are passed: near c = 1 the
+/// numerator must come from log(1 - c), not from log c, which is then a subnormal with a
+/// few significant bits (1 - c ~ 1e-322 at D/s ~ 77), whose relative error would go
+/// straight into the sum (num::log_geometric_sum).
 double log_geometric(const LogPair& c, std::int64_t k) {
-  if (k <= 0) return -kInf;
-  if (k == 1) return 0.0;
-  if (c.log_e == -kInf) return 0.0;  // c = 0: only the m = 0 term
-  if (c.log_e >= 0.0 || c.log_one_minus_e == -kInf)
-    return std::log(static_cast<double>(k));  // c = 1 (theta(inf) = 1)
-  return num::log1mexp(static_cast<double>(k) * c.log_e) - c.log_one_minus_e;
+  return num::log_geometric_sum(c.log_e, c.log_one_minus_e, k);
 }
 
 /// Neumaier-compensated running sum: the O(T) paths add up to 10^6+ logs of contraction
@@ -450,7 +448,7 @@ class LastIterate final : public Analysis {
     if (kernel_ == Kernel::laplace) out.push_back({"eps_zero_delta", up(eps_zero(run))});
     if (step < 1 || !std::isfinite(eps)) return out;
     // delta of one step at the record's batch, before any amplification by later steps.
-    out.push_back({"one_step_delta", up(std::exp(log_e_gamma(kernel_, eps, shift_ratio(run, kernel_, step))))});
+    out.push_back({"one_step_delta", up(num::exp_upper(log_e_gamma(kernel_, eps, shift_ratio(run, kernel_, step))))});
     if (step < run.steps) {
       // The largest per-step contraction coefficient E(D_j/s_j) over the steps j > step that
       // amplify the record (the only one when parameters are constant), and dia(Psi(W)).
@@ -464,7 +462,7 @@ class LastIterate final : public Analysis {
           diameter = std::max(diameter, dia(run, j));
         }
       }
-      out.push_back({"contraction_factor", up(std::exp(log_e_gamma(kernel_, eps, ratio)))});
+      out.push_back({"contraction_factor", up(num::exp_upper(log_e_gamma(kernel_, eps, ratio)))});
       out.push_back({"psi_diameter", diameter});
     }
     return out;
@@ -517,7 +515,7 @@ class RandomStop final : public Analysis {
     double value = kInf;
     if (query.epsilon) {
       const double ld = log_closed_form_18(run, c, *query.epsilon);
-      value = ld == kInf ? kInf : std::exp(ld);  // may exceed 1: (18) is looser than (17)
+      value = num::exp_upper(ld);  // +inf if ld is; may exceed 1: (18) is looser than (17)
     } else {
       const double target = std::log(*query.delta);
       auto f = [&](double e) { return log_closed_form_18(run, c, e) - target; };

@@ -78,13 +78,10 @@ double log_c(const Run& run, double eps, std::int64_t j) {
 bool all_equal(const Schedule& s) { return s.is_constant() || s.min() == s.max(); }
 
 // log sum_{k=0}^{T-1} c^k = log[(1 - c^T) / (1 - c)] (the geometric factor of the closed
-// forms of federated Thm 2 and Cor. 1 (11)), without cancellation: log1mexp is accurate
-// for arguments near 0, i.e. c near 1.
-double log_geometric(double lc, std::int64_t T) {
-  // theta <= 1; a log rounded above 0 is treated as c = 1 (the conservative end).
-  if (lc >= 0.0) return std::log(static_cast<double>(T));
-  if (lc == -kInf) return 0.0;
-  return num::log1mexp(static_cast<double>(T) * lc) - num::log1mexp(lc);
+// forms of federated Thm 2 and Cor. 1 (11)) for c = theta_{e^eps}(r), from log c and
+// log(1 - c): near c = 1 only the latter keeps its digits (num::log_geometric_sum).
+double log_geometric(double eps, double r, std::int64_t T) {
+  return num::log_geometric_sum(log_theta_clamped(eps, r), div::log_one_minus_theta(eps, r), T);
 }
 
 // log H_T with H_T = sum_{tau=1}^{T} sum_{k=0}^{tau-1} c^k = sum_{tau=1}^{T} (1 - c^tau)/(1 - c)
@@ -155,7 +152,7 @@ Detail curve_detail(std::string name, const Query& q,
                     const std::function<double(double)>& log_delta) {
   if (q.epsilon) {
     const double ld = log_delta(*q.epsilon);
-    return {std::move(name), ld == kInf ? kInf : round_up(std::exp(ld))};
+    return {std::move(name), round_up(num::exp_upper(ld))};
   }
   const double target = std::log(*q.delta);
   auto eps = num::smallest_meeting([&](double e) { return log_delta(e) - target; }, 0.0, 1.0, 1e4);
@@ -214,7 +211,8 @@ class Federated final : public Analysis {
   static double log_closed_form(const Run& run, double eps) {
     const double la = log_a(run, eps, 1);
     if (run.steps == 1) return log_batch_weight(run) + la;
-    return log_batch_weight(run) + la + log_geometric(log_c(run, eps, 1), run.steps);
+    return log_batch_weight(run) + la +
+           log_geometric(eps, psi_dia(run, 1) / run.noise_std.at(1), run.steps);
   }
 
   // federated Cor. 1: eta_t = 1/(lambda t) (lambda = 1/eta_1 here; the privacy bound needs
@@ -239,8 +237,7 @@ class Federated final : public Analysis {
       ra = std::max(ra, sensitivity(run, t) / run.noise_std.at(t));
       if (t >= 2) rc = std::max(rc, psi_dia(run, t) / run.noise_std.at(t));
     }
-    return log_batch_weight(run) + log_theta_clamped(eps, ra) +
-           log_geometric(log_theta_clamped(eps, rc), run.steps);
+    return log_batch_weight(run) + log_theta_clamped(eps, ra) + log_geometric(eps, rc, run.steps);
   }
 };
 

@@ -113,9 +113,10 @@ double log_example(const Run& run, double eps) {
   const double b = big_b(run);
   const double first = div::log_theta(eps, psi / s_min);
   if (first == -kInf) return -kInf;
-  // theta <= 1; a log rounded above 0 would make log1mexp NaN: clamp (c = 1 gives +inf).
-  const double lc = std::min(0.0, div::log_theta(eps, b / s_min));
-  return first - num::log1mexp(lc) - std::log(static_cast<double>(run.n));
+  // [1 - theta]^{-1} from log(1 - theta) itself: near theta = 1, log theta is a subnormal
+  // with few significant bits and log1mexp of it would carry that error into delta
+  // (+inf when theta = 1, i.e. B / s_min = inf).
+  return first - div::log_one_minus_theta(eps, b / s_min) - std::log(static_cast<double>(run.n));
 }
 
 // M dia(W) / (2 n^{3/2}): eta_n M^2 / (2n) with eta_n = dia(W) / (M sqrt n).
@@ -226,7 +227,7 @@ class OnlineGd final : public Analysis {
   static Detail curve(const Query& q, std::string name, const Run& run) {
     if (q.epsilon) {
       const double ld = log_example(run, *q.epsilon);
-      return {std::move(name), ld == kInf ? kInf : round_up(std::exp(ld))};
+      return {std::move(name), round_up(num::exp_upper(ld))};
     }
     const double target = std::log(*q.delta);
     auto e = num::smallest_meeting([&](double x) { return log_example(run, x) - target; }, 0.0,

@@ -275,13 +275,14 @@ class PabiFeldman final : public Analysis {
       const double eps = *q.epsilon;
       const auto [ld22, alpha_opt] = pabi_log_delta_22(p, p.rho, eps);
       const auto m23 = pabi_log_delta_23(p, p.rho, eps);
-      out.push_back({"delta_22", std::exp(ld22)});
+      out.push_back({"delta_22", num::exp_upper(ld22)});
       out.push_back({"alpha_opt", alpha_opt});
-      out.push_back({"delta_23", std::exp(std::min(0.0, m23.value))});
+      out.push_back({"delta_23", num::exp_upper(std::min(0.0, m23.value))});
       out.push_back({"alpha_23", 1 + m23.u});
-      out.push_back({"delta_22_log_n", std::exp(pabi_log_delta_22(p, p.rho_log_n, eps).first)});
+      out.push_back({"delta_22_log_n",
+                     num::exp_upper(pabi_log_delta_22(p, p.rho_log_n, eps).first)});
       out.push_back({"delta_23_log_n",
-                     std::exp(std::min(0.0, pabi_log_delta_23(p, p.rho_log_n, eps).value))});
+                     num::exp_upper(std::min(0.0, pabi_log_delta_23(p, p.rho_log_n, eps).value))});
     } else {
       const double ld = std::log(*q.delta);
       const auto [e22, alpha_opt] = pabi_eps_22(p, p.rho, ld);
@@ -416,8 +417,9 @@ class BalleMixing final : public Analysis {
     std::vector<Detail> out{{"sigma", p.sigma}, {"M", p.M}, {"kappa", p.kappa},
                             {"kappa_printed", p.kappa_printed}};
     if (q.epsilon) {
-      out.push_back({"delta_15", std::exp(log_delta_15(p.kappa, *q.epsilon))});
-      out.push_back({"delta_15_printed_kappa", std::exp(log_delta_15(p.kappa_printed, *q.epsilon))});
+      out.push_back({"delta_15", num::exp_upper(log_delta_15(p.kappa, *q.epsilon))});
+      out.push_back({"delta_15_printed_kappa",
+                     num::exp_upper(log_delta_15(p.kappa_printed, *q.epsilon))});
     } else {
       const double ld = std::log(*q.delta);
       out.push_back({"eps_15", eps_15(p.kappa, ld)});

@@ -575,7 +575,9 @@ ConvertedDp best_epsilon(const RdpCurve& curve, double delta) {
 
 ConvertedDp best_delta(const RdpCurve& curve, double epsilon) {
   ConvertedDp r = best_log_delta(curve, epsilon);
-  r.value = r.value >= 0 ? 1.0 : std::exp(r.value);
+  // exp_upper: a delta below the smallest normal double is reported as DBL_MIN, never as a
+  // subnormal with lost bits or 0.
+  r.value = r.value >= 0 ? 1.0 : num::exp_upper(r.value);
   return r;
 }
 

@@ -183,6 +183,39 @@ double log1mexp(double a) {
   return a > -std::numbers::ln2 ? std::log(-std::expm1(a)) : std::log1p(-std::exp(a));
 }
 
+double log_geometric_sum(double log_c, double log_one_minus_c, std::int64_t k) {
+  if (std::isnan(log_c) || std::isnan(log_one_minus_c)) return kNaN;
+  if (k <= 0) return -kInf;
+  if (k == 1 || log_c == -kInf) return 0.0;  // only the m = 0 term
+  const double log_k = std::log(static_cast<double>(k));
+  if (log_one_minus_c == -kInf) return log_k;  // c = 1: k terms of 1
+  if (log_one_minus_c >= -std::numbers::ln2) {
+    // c <= 1/2: log c carries the digits; k log c <= -0.69 k is far from subnormal.
+    if (log_c >= 0.0) return log_k;  // inconsistent inputs: the conservative end
+    return log1mexp(static_cast<double>(k) * log_c) - log_one_minus_c;
+  }
+  // c > 1/2, u = 1 - c < 1/2 known as lu = log u. The sum is k (-log c / u) ((1 - e^{-y}) / y)
+  // with y = -k log c, and each factor is formed as a log near 0, so that lu (which can be
+  // -1e5) never meets log k in a sum whose digits would cancel.
+  const double lu = log_one_minus_c;
+  // d1 = log(-log1p(-u) / u) = log(1 + u/2 + u^2/3 + ...): u/2 below u = 1e-16, where u
+  // itself may underflow.
+  const double d1 = lu < -36.8 ? 0.5 * std::exp(lu) : std::log(-std::log1p(-std::exp(lu))) - lu;
+  const double ly = log_k + lu + d1;  // log y
+  // d2 = log((1 - e^{-y}) / y) = log(1 - y/2 + ...): -y/2 below y = 1e-16; otherwise y is a
+  // normal number and log1mexp(-y) = log(-expm1(-y)) keeps every digit. Here ly >= -36.8
+  // means lu >= -58 - d1, so ly and log k are of moderate size.
+  const double d2 = ly < -36.8 ? -0.5 * std::exp(ly) : log1mexp(-std::exp(ly)) - ly;
+  return log_k + d1 + d2;
+}
+
+double exp_upper(double x) {
+  if (std::isnan(x) || x == -kInf) return std::isnan(x) ? kNaN : 0.0;
+  constexpr double kMinNormal = std::numeric_limits<double>::min();
+  static const double log_min_normal = std::log(kMinNormal);
+  return x < log_min_normal ? kMinNormal : std::exp(x);
+}
+
 double logaddexp(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return kNaN;
   if (a == -kInf) return b;

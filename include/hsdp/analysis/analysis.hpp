@@ -104,4 +104,14 @@ AnalysisPtr find_analysis(std::string_view name);
 /// 10 significant digits. 0 and +inf are kept. Never called on NaN (asserts).
 double round_up(double value);
 
+/// The delta an UPPER bound reports from its log: 1 when log delta >= 0 (vacuous), 0 at
+/// -inf, the smallest normal double when delta is below it (num::exp_upper: exp() would
+/// lose bits, then underflow), otherwise exp(log delta) rounded up (round_up). NaN stays
+/// NaN: the caller decides how to fail.
+double delta_upper(double log_delta);
+
+/// True when an upper bound with this log delta certifies `delta`: delta_upper(log_delta)
+/// <= delta, so the comparison is made on the value that would be reported.
+bool log_delta_meets(double log_delta, double delta);
+
 }  // namespace hsdp
