@@ -88,4 +88,17 @@ void BM_CompositionEpsContinuous(benchmark::State& state) {
 }
 BENCHMARK(BM_CompositionEpsContinuous)->Unit(benchmark::kMicrosecond);
 
+// The DP-SGD run of the PLD issue: Poisson q = 0.01, noise multiplier 1, T = 10^4,
+// add/remove, eps at delta = 1e-5 (target <= 0.25 ms).
+void BM_CompositionEpsDpSgdZ1(benchmark::State& state) {
+  auto run = abadi_run();
+  run.noise_std = hsdp::Schedule(hsdp::noise_std_from_multiplier(1.0, 1.0, 0.1, 1000));
+  const auto a = hsdp::find_analysis("composition-rdp");
+  for (auto _ : state) {
+    const double e = a->epsilon(run, opaque(1e-5));
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_CompositionEpsDpSgdZ1)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
