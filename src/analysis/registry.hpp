@@ -17,5 +17,6 @@ AnalysisPtr make_composition_rdp();          // composition.cpp
 AnalysisPtr make_langevin();                 // langevin.cpp
 AnalysisPtr make_langevin_lower();           // langevin.cpp (Thm 3, a lower bound)
 AnalysisPtr make_shifted_renyi();            // shifted_renyi.cpp
+AnalysisPtr make_shifted_interpolation();    // shifted_interpolation.cpp
 
 }  // namespace hsdp::detail

@@ -1,0 +1,45 @@
+// The shifted-interpolation lemma for contractive noisy iterations (Bok, Su, Altschuler,
+// "Shifted interpolation for differential privacy", ICML 2024), as a program over shift
+// allocations, with its closed forms. docs/analyses/shifted-interpolation.md derives each
+// statement below; ../shared/notes/last-iterate-fdp.md §2 is the source note.
+//
+// Lemma (Gaussian noise). Two runs W_{k+1} = Pi_K(phi_{k+1}(W_k) + Z_k),
+// W'_{k+1} = Pi_K(phi'_{k+1}(W'_k) + Z'_k), Z_k, Z'_k ~ N(0, s^2 I), every phi_k and phi'_k
+// c-Lipschitz (c <= 1), sup_w ||phi_k(w) - phi'_k(w)|| <= s_k, and ||W_tau - W'_tau|| <= b_0.
+// For any a_{tau+1..t} >= 0 with gaps b_k = c b_{k-1} + s_k - a_k >= 0 and b_t = 0, the
+// trade-off function of (W_t, W'_t) is at least G_mu, mu = sqrt(sum_k a_k^2) / s: each step's
+// Gaussian noise "absorbs" a shift a_k of the interpolating process towards W', and the
+// Gaussian shifts compose as G_{a_1/s} (x) G_{a_2/s} (x) ... = G_{sqrt(sum a_k^2)/s}.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace hsdp::div {
+
+/// The smallest sum_k a_k^2 of the lemma over k = 1..S (S = shifts.size()), with initial gap
+/// `initial_gap` (b_0 >= 0), contraction c in [0, 1] and per-step shifts s_k = shifts[k-1]
+/// >= 0. Exact: in discounted units (y_k = a_k c^{S-k}, weights c^{2(S-k)}) the constraints
+/// b_k >= 0 say that the cumulative removed shift stays below the cumulative shift added, and
+/// the optimum is the greatest convex minorant of those cumulative points (a taut string), so
+/// the energy is a sum over the minorant's edges of rise^2 / run. O(S) time. +inf when no
+/// allocation exists (never: a_k = c b_{k-1} + s_k is always feasible).
+double shift_energy(double c, double initial_gap, std::span<const double> shifts);
+
+/// (Q1) every step shifts by h (full batch), b_0 = 0, t steps:
+/// h^2 (1 + c)(1 - c^t) / ((1 - c)(1 + c^t)); h^2 t at c = 1.
+double shift_energy_uniform(double c, double h, std::int64_t t);
+
+/// Every step shifts by h, initial gap D, S steps (b_0 = D, constrained set of diameter D):
+/// (c^S D + h (1 - c^S)/(1 - c))^2 (1 - c^2) / (1 - c^{2S}); (D + S h)^2 / S at c = 1 (Q3).
+/// The unconstrained optimum of the chain is feasible here (the cumulative shift is concave
+/// in the discounted weights), so this is the program's exact value.
+double shift_energy_uniform_from_gap(double c, double h, double D, std::int64_t S);
+
+/// (Q2) cyclic batches: l batches per epoch, E epochs, the record shifts by h once per epoch,
+/// in the LAST batch of each epoch (the worst position), b_0 = 0:
+/// h^2 [1 + c^{2l-2} (1 - c^2)(1 - q) / ((1 - c^l)^2 (1 + q))], q = c^{l(E-1)};
+/// h^2 (1 + (E - 1)/l) at c = 1.
+double shift_energy_cyclic_last(double c, double h, std::int64_t l, std::int64_t E);
+
+}  // namespace hsdp::div

@@ -1,0 +1,289 @@
+// shifted-interpolation: the last iterate of noisy GD on convex smooth losses in f-DP
+// (Bok, Su, Altschuler, "Shifted interpolation for differential privacy", ICML 2024), from
+// the shifted-interpolation lemma (include/hsdp/divergence/shift_program.hpp). Derivations
+// and provenance: docs/analyses/shifted-interpolation.md.
+//
+// The run, in hsdp terms: W_{k+1} = Pi_K(W_k - eta g_{B_k}(W_k) + Z_k), Z_k ~ N(0, s^2 I)
+// (s = noise_std), each record's loss convex, beta-smooth, L-Lipschitz (||grad|| <= L),
+// strongly convex with lambda >= 0. Replace-one neighbours: the batch-mean gradients differ by
+// at most Delta = 2L/b, so the step's maps differ by at most h = eta Delta when the record is
+// in the batch, 0 otherwise. The gradient step w -> w - eta grad F(w) is c-Lipschitz with
+// c = max(|1 - eta lambda|, |1 - eta beta|) for eta <= 2/beta (c = 1 for lambda = 0); the
+// projection keeps the constant.
+//
+// The lemma gives T(W_t, W'_t) >= G_mu with mu = sqrt(E)/s, E the smallest sum a_k^2 of a shift
+// allocation; (eps, delta) follows losslessly from mu-GDP: delta(eps) = theta_{e^eps}(mu)
+// (Dong-Roth-Su 2022 Cor. 2.13; = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)).
+//
+//   full batch   tau = 0, b_0 = 0: E = (Q1); with a bounded domain also tau = t - S,
+//                b_tau = D, for every S (the chain optimum, exact): the minimum.
+//   cyclic       l = n/b batches per epoch, the record in one batch per epoch; tau = 0: the
+//                exact program at every position (the worst position kept), or (Q2) at the
+//                last batch for whole epochs when the program would be too large; with a
+//                bounded domain also windows tau = t - S, b_tau = D.
+// The reported bound is never above the composition of the same steps (the allocation
+// a_k = s_k is feasible, so E <= sum_k s_k^2).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hsdp/divergence/hockey_stick.hpp"
+#include "hsdp/divergence/shift_program.hpp"
+#include "hsdp/numerics/root.hpp"
+#include "registry.hpp"
+
+namespace hsdp::detail {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Work budget (shift steps) of the exact cyclic program; beyond it, (Q2) for whole epochs.
+constexpr double kProgramBudget = 3e7;
+
+struct Setting {
+  bool full = true;
+  std::int64_t t = 0;  // steps
+  std::int64_t l = 1;  // batches per epoch (cyclic)
+  double h = 0.0;      // eta Delta: the shift of a step that reads the record
+  double s = 1.0;      // noise std in parameter space
+  double c = 1.0;      // contraction factor of the gradient step
+  double D = kInf;     // diameter of the constraint set
+};
+
+struct Solution {
+  double energy = kInf;        // E = min sum a_k^2 (parameter units squared)
+  std::int64_t window = 0;     // S = t - tau of the best allocation (t: from W_0)
+  std::int64_t position = 0;   // cyclic: the worst batch position (1..l)
+  std::int64_t sensitive = 0;  // steps that read the record (composition baseline)
+  bool closed_form = false;    // cyclic: (Q2) instead of the program
+};
+
+std::optional<std::string> check_run(const Run& run) {
+  if (run.release != Release::last)
+    return fmt::format("bounds the last iterate only; release = {}", to_string(run.release));
+  if (run.noise != NoiseKind::gaussian) return std::string("needs Gaussian noise");
+  if (run.adjacency != Adjacency::replace)
+    return std::string(
+        "derived for replace-one neighbours (the lemma compares two runs whose batch gradients "
+        "differ in one record's term); adjacency = remove");
+  if (!run.loss.lipschitz) return std::string("needs the Lipschitz constant L of the loss");
+  if (!run.loss.convex || !run.loss.smoothness)
+    return std::string(
+        "needs a convex, beta-smooth loss (the smoothness constant): the lemma needs every "
+        "gradient step to be a contraction");
+  if (run.clip && *run.clip < *run.loss.lipschitz)
+    return fmt::format(
+        "per-example clipping at C = {} < L = {} changes the update into one that is not a "
+        "gradient step of a convex smooth loss, which the contraction argument needs",
+        *run.clip, *run.loss.lipschitz);
+  if (!run.eta.is_constant() || !run.noise_std.is_constant())
+    return std::string("stated here for a constant step size and noise");
+  const double eta = run.eta.at(1), beta = *run.loss.smoothness;
+  if (!(eta <= 2.0 / beta))
+    return fmt::format(
+        "eta = {} exceeds 2/beta = {}: the gradient step is not a contraction", eta, 2.0 / beta);
+  if (run.loss.strong_convexity > beta)
+    return fmt::format("strong convexity {} exceeds the smoothness {}", run.loss.strong_convexity,
+                       beta);
+  if (run.sampling == Sampling::full) return std::nullopt;
+  if (run.sampling == Sampling::cyclic) {
+    if (run.n % run.batch_size != 0)
+      return fmt::format(
+          "cyclic batches need b to divide n (a fixed partition into n/b batches); n = {}, b = {}",
+          run.n, run.batch_size);
+    return std::nullopt;
+  }
+  return fmt::format(
+      "covers full batches and cyclic batches (a fixed partition, the same order every epoch); "
+      "sampling = {}",
+      to_string(run.sampling));
+}
+
+Setting setting(const Run& run) {
+  Setting st;
+  st.full = run.sampling == Sampling::full;
+  st.t = run.steps;
+  const std::int64_t b = st.full ? run.n : run.batch_size;
+  st.l = st.full ? 1 : run.n / run.batch_size;
+  const double eta = run.eta.at(1);
+  st.h = eta * 2.0 * *run.loss.lipschitz / static_cast<double>(b);
+  st.s = run.noise_std.at(1);
+  const double lambda = run.loss.strong_convexity, beta = *run.loss.smoothness;
+  st.c = std::min(1.0, std::max(std::abs(1.0 - eta * lambda), std::abs(1.0 - eta * beta)));
+  // c is rounded up by one ulp: a contraction factor below the true one would understate E.
+  if (st.c < 1.0) st.c = std::min(1.0, std::nextafter(st.c, 2.0));
+  st.D = run.diameter;
+  return st;
+}
+
+/// Full batch: (Q1) from W_0, and with a bounded domain every window S = t - tau from a gap D.
+Solution solve_full(const Setting& st) {
+  Solution best{div::shift_energy_uniform(st.c, st.h, st.t), st.t, 0, st.t, false};
+  if (!std::isfinite(st.D)) return best;
+  auto offer = [&](std::int64_t S) {
+    if (S < 1 || S > st.t) return;
+    const double e = div::shift_energy_uniform_from_gap(st.c, st.h, st.D, S);
+    if (e < best.energy) best = {e, S, 0, st.t, false};
+  };
+  if (st.c == 1.0) {
+    // (D + S h)^2 / S is convex in S with its real minimum at S = D/h (Q3).
+    const double s_star = st.h > 0 ? st.D / st.h : kInf;
+    const double lo = std::floor(std::min(s_star, static_cast<double>(st.t)));
+    for (double S : {lo - 1, lo, lo + 1, lo + 2}) offer(static_cast<std::int64_t>(std::max(1.0, S)));
+    offer(st.t);
+    return best;
+  }
+  // c < 1: every window up to 20000 steps, then a geometric grid (ratio 1.01): the minimum
+  // over any set of windows is a valid bound.
+  const std::int64_t exhaustive = std::min<std::int64_t>(st.t, 20000);
+  for (std::int64_t S = 1; S <= exhaustive; ++S) offer(S);
+  for (double S = static_cast<double>(exhaustive) * 1.01; S < static_cast<double>(st.t); S *= 1.01)
+    offer(static_cast<std::int64_t>(S));
+  offer(st.t);
+  return best;
+}
+
+/// Cyclic: the record is read at steps p, p + l, p + 2l, ... (its batch position p in 1..l).
+/// The energy of the window of S steps ending at t, from a gap `gap`, at position p.
+double cyclic_energy(const Setting& st, std::int64_t p, std::int64_t S, double gap,
+                     std::vector<double>& shifts) {
+  shifts.assign(static_cast<std::size_t>(S), 0.0);
+  const std::int64_t tau = st.t - S;
+  for (std::int64_t k = p; k <= st.t; k += st.l)
+    if (k > tau) shifts[static_cast<std::size_t>(k - tau - 1)] = st.h;
+  return div::shift_energy(st.c, gap, shifts);
+}
+
+Solution solve_cyclic(const Setting& st) {
+  Solution out;
+  const double l = static_cast<double>(st.l), t = static_cast<double>(st.t);
+  const std::int64_t whole_epochs = st.t / st.l;
+  // Windows from a gap D: whole epochs S = j l (j = 1..E, or a geometric grid of ~48 values).
+  std::vector<std::int64_t> windows;
+  if (std::isfinite(st.D)) {
+    const std::int64_t E = std::max<std::int64_t>(1, whole_epochs);
+    if (E <= 48) {
+      for (std::int64_t j = 1; j <= E; ++j) windows.push_back(j * st.l);
+    } else {
+      for (double j = 1; j <= static_cast<double>(E); j = std::max(j + 1, std::floor(j * 1.15)))
+        windows.push_back(static_cast<std::int64_t>(j) * st.l);
+    }
+    std::erase_if(windows, [&](std::int64_t S) { return S >= st.t; });
+  }
+  double work = l * t;
+  for (auto S : windows) work += l * static_cast<double>(S);
+  if (work > kProgramBudget) {
+    // (Q2): whole epochs only, worst position the last batch (tests compare it with the
+    // program at every position); windows are dropped (any subset of bounds is valid).
+    out.closed_form = true;
+    out.position = st.l;
+    out.window = st.t;
+    out.sensitive = whole_epochs;
+    if (st.t % st.l != 0) return out;  // energy stays +inf: the caller reports why
+    out.energy = div::shift_energy_cyclic_last(st.c, st.h, st.l, whole_epochs);
+    return out;
+  }
+  std::vector<double> shifts;
+  double worst = -1.0;
+  for (std::int64_t p = 1; p <= st.l; ++p) {
+    double e = cyclic_energy(st, p, st.t, 0.0, shifts);
+    std::int64_t window = st.t;
+    for (auto S : windows) {
+      const double w = cyclic_energy(st, p, S, st.D, shifts);
+      if (w < e) {
+        e = w;
+        window = S;
+      }
+    }
+    if (e > worst) {
+      worst = e;
+      out.energy = e;
+      out.position = p;
+      out.window = window;
+    }
+  }
+  // Steps that read the record at the worst position: the composition baseline.
+  out.sensitive = out.position <= st.t ? (st.t - out.position) / st.l + 1 : 0;
+  return out;
+}
+
+Solution solve(const Run& run) {
+  const Setting st = setting(run);
+  return st.full ? solve_full(st) : solve_cyclic(st);
+}
+
+double mu_of(const Run& run, const Solution& sol) {
+  return std::sqrt(sol.energy) / setting(run).s;
+}
+
+class ShiftedInterpolation final : public Analysis {
+ public:
+  std::string_view name() const override { return "shifted-interpolation"; }
+  std::string_view citation() const override {
+    return "Bok, Su, Altschuler 2024 (shifted interpolation, f-DP): the shifted-interpolation "
+           "lemma; NoisyGD (full batch) and NoisyCGD (cyclic), strongly convex and constrained";
+  }
+
+  std::optional<std::string> check(const Run& run) const override {
+    if (auto why = check_run(run)) return why;
+    const Setting st = setting(run);
+    if (!st.full && st.t % st.l != 0) {
+      double work = static_cast<double>(st.l) * static_cast<double>(st.t);
+      if (work > kProgramBudget)
+        return fmt::format(
+            "the exact program over {} batch positions and {} steps is too large and the "
+            "closed form needs whole epochs (steps a multiple of n/b = {})",
+            st.l, st.t, st.l);
+    }
+    return std::nullopt;
+  }
+
+  // mu-GDP -> delta(eps) = theta_{e^eps}(mu).
+  double log_delta(const Run& run, double epsilon) const override {
+    const Solution sol = solve(run);
+    return div::log_theta(epsilon, mu_of(run, sol));
+  }
+
+  // mu is computed once; eps(delta) inverts the GDP curve (conservative end).
+  double epsilon(const Run& run, double delta) const override {
+    const double mu = mu_of(run, solve(run));
+    const double target = std::log(delta);
+    auto f = [&](double e) { return div::log_theta(e, mu) - target; };
+    return num::smallest_meeting(f, 0.0, 1.0, 1e4).value_or(kInf);
+  }
+
+  std::vector<Detail> details(const Run& run, const Query&) const override {
+    const Setting st = setting(run);
+    const Solution sol = solve(run);
+    std::vector<Detail> out;
+    out.push_back({"mu", round_up(mu_of(run, sol))});
+    out.push_back({"contraction_factor", st.c});
+    out.push_back({"sensitivity_over_noise", st.h / st.s});  // Delta/sigma = eta Delta / s
+    out.push_back({"window", static_cast<double>(sol.window)});
+    if (!st.full) {
+      out.push_back({"batches_per_epoch", static_cast<double>(st.l)});
+      out.push_back({"worst_position", static_cast<double>(sol.position)});
+    }
+    // The composition of the same steps, mu = sqrt(k) Delta/sigma: the lemma with a_k = s_k.
+    out.push_back({"composition_mu",
+                   round_up(std::sqrt(static_cast<double>(sol.sensitive)) * st.h / st.s)});
+    return out;
+  }
+
+  std::string note(const Run& run) const override {
+    const Solution sol = solve(run);
+    if (sol.closed_form) return "cyclic: closed form (Q2) at the last batch position";
+    return {};
+  }
+};
+
+}  // namespace
+
+AnalysisPtr make_shifted_interpolation() { return std::make_shared<ShiftedInterpolation>(); }
+
+}  // namespace hsdp::detail
