@@ -2,6 +2,7 @@
 // policies, noise, random stopping, federated rounds, the attached report, and accuracy
 // on breast_cancer against the same code without noise.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -300,6 +301,32 @@ TEST(TrainSampler, ParallelFullGradientEqualsSerialSum) {
   full_gradient_sum(m, ds, 0.0, fused);
   for (std::size_t i = 0; i < ds.n; ++i) add_example_gradient(m, ds.row(i), ds.y[i], 0.0, serial.data());
   for (std::size_t j = 0; j < fused.size(); ++j) EXPECT_NEAR(fused[j], serial[j], 1e-9 * (1 + std::abs(serial[j])));
+}
+
+// The parallel pass sums fixed chunks in chunk order: bit-for-bit the same gradient for any
+// number of threads, and whichever count the self-timing picks on a given call.
+TEST(TrainSampler, ParallelGradientIsTheSameForEveryThreadCount) {
+  const auto ds = synthetic(60000, 20, 1.0, 2, LossKind::softmax, 3);  // count x P > 2^20
+  LossSpec spec;
+  spec.kind = LossKind::softmax;
+  spec.classes = 3;
+  LinearModel m = LinearModel::zeros(spec, 20, true);
+  std::mt19937_64 rng(2);
+  std::normal_distribution<double> g;
+  for (auto& v : m.theta) v = g(rng);
+  const int before = omp_get_max_threads();
+  std::vector<double> reference;
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (int call = 0; call < 6; ++call) {  // through the 1-thread and team probes
+      std::vector<double> grad(m.parameters(), 0.0);
+      full_gradient_sum(m, ds, 0.0, grad);
+      if (reference.empty()) reference = grad;
+      for (std::size_t j = 0; j < grad.size(); ++j)
+        ASSERT_EQ(grad[j], reference[j]) << "threads " << threads << " call " << call;
+    }
+  }
+  omp_set_num_threads(before);
 }
 
 // ---------------------------------------------------------------------------------------
