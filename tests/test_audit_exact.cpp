@@ -298,6 +298,12 @@ TEST(AuditExact, SmallBoundaryAtomIsAccurate) {
   EXPECT_GE(res.hi(), truth);
   EXPECT_LT(res.error, 1e-5);
   EXPECT_NEAR(res.epsilon, truth, 1e-8);
+  // The same at the epsilon query: delta(truth) = 1e-5 (to ~1e-13 from the reference's 12
+  // digits: d delta / d eps = e^eps Q(left) ~ 0.06). Before: 9.887e-6 +- 4.6e-9.
+  const auto at_eps = audit::exact(run, hsdp::Query::at_epsilon(truth), {4001, audit::Pair::sec4});
+  EXPECT_LE(at_eps.lo(), 1e-5 + 1e-13);
+  EXPECT_GE(at_eps.hi(), 1e-5 - 1e-13);
+  EXPECT_LT(at_eps.error, 1e-9);
 }
 
 // Independent propagation of the same Nystrom scheme (Gregory weights, kernel phi_s(d h - c),
