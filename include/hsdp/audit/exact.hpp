@@ -122,10 +122,11 @@ struct ExactResult {
   double epsilon = 0.0;   ///< the given or the computed epsilon (fine grid)
   double delta = 0.0;     ///< the given or the computed delta (fine grid)
   /// Error of the computed quantity: |fine - coarse| (the discretisation error measured by
-  /// halving h) plus the width of the round-off band (every density value moved by the FFT
-  /// round-off bound, and the mass an unprojected window lost), plus the root finder's
-  /// tolerance. Rounded up; +inf when the grid cannot resolve the answer (e.g. eps so large
-  /// that delta(eps) depends on densities below the round-off level).
+  /// halving h) plus the width of the round-off band (every density value and atom moved by
+  /// its propagated round-off bound, Law::density_error, and the mass an unprojected window
+  /// lost), plus the root finder's tolerance. Rounded up; +inf when the grid cannot resolve
+  /// the answer (e.g. eps so large that delta(eps) depends on values below ~e^-256 of the
+  /// peak, beyond the reach of the tilted FFTs).
   double error = 0.0;
   double coarse = 0.0;    ///< the computed quantity on the coarse grid
   std::int64_t grid = 0, coarse_grid = 0;
