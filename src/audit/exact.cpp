@@ -115,17 +115,34 @@ Law scaled(double a, Law x) {
   return x;
 }
 
-// The Gaussian density phi_s(x) and tail Q(t) that define the scheme, evaluated in long
-// double and rounded once: a value at t = x / s standard deviations moves by ~t^2 times the
-// relative rounding of t, up to 1500 u at t = 38 (beyond, phi underflows in double) when t is
-// formed in double; in long double (2^-64) that is < 1e-16, so every kernel value and atom term
-// is within 2u of the scheme's (covered by the 16u per step in Propagator::step).
+// The Gaussian density phi_s(x) and tail Q(t) that define the scheme. A value at t = x / s
+// standard deviations moves by ~t^2 times the relative rounding of t: up to 1500 u at t = 38
+// (beyond, phi underflows in double) if t is formed in double. So t and the exponent -t^2/2
+// are formed in long double (2^-64: an absolute error < 1e-16 in the exponent), split into
+// double hi + lo, and exp(hi)(1 + lo) resp. erfc(hi) - (2/sqrt(pi)) e^{-hi^2} lo (first order;
+// lo ~ u hi) are evaluated in double: each value within ~2u (phi) or ~8u (Q, glibc's erfc is
+// good to a few ulp) of the exact function at the grid's arguments, covered by the 24 u per
+// step in Propagator::step. (Long double exp and erfc throughout cost 5x the run time of a
+// step-size schedule, which makes a kernel per step.)
 using ld = long double;
-ld gauss_l(ld x, ld s) {
-  const ld t = x / s;
-  return std::exp(-0.5L * t * t) / (s * std::sqrt(2.0L * std::numbers::pi_v<ld>));
+// phi_s(x) for s = 1 / inv_s.
+ld gauss_l(ld x, ld inv_s) {
+  constexpr ld kInvSqrt2Pi = 0.398942280401432677939946059934381868L;
+  const ld t = x * inv_s;
+  const ld e = -0.5L * t * t;
+  const double hi = static_cast<double>(e), lo = static_cast<double>(e - hi);
+  const double ex = std::exp(hi);
+  return (static_cast<ld>(ex) + static_cast<ld>(ex) * lo) * (kInvSqrt2Pi * inv_s);
 }
-ld q_l(ld t) { return 0.5L * std::erfc(t / std::numbers::sqrt2_v<ld>); }
+ld q_l(ld t) {
+  constexpr ld kInvSqrt2 = 0.707106781186547524400844362104849039L;
+  constexpr ld kTwoOverSqrtPi = 1.12837916709551257389615890312154517L;
+  const ld z = t * kInvSqrt2;
+  const double hi = static_cast<double>(z), lo = static_cast<double>(z - hi);
+  const double ec = std::erfc(hi);
+  if (lo == 0.0) return 0.5L * ec;
+  return 0.5L * (static_cast<ld>(ec) - kTwoOverSqrtPi * static_cast<ld>(std::exp(-hi * hi)) * lo);
+}
 
 // The kernel K(d) tilted by e^{lambda d}: its spectrum and norms (for fft_bound).
 struct TiltedKernel {
@@ -179,14 +196,14 @@ class Propagator {
     k->u = u;
     k->c = c;
     k->s = s;
-    const ld n = static_cast<ld>(n_), lo = lo_, hi = hi_, sl = s;
+    const ld n = static_cast<ld>(n_), lo = lo_, hi = hi_, inv_s = 1.0L / static_cast<ld>(s);
     auto mix = [&](auto f) -> double {
       return static_cast<double>(u == 0.0 ? f(0.0L) : (1.0L - u) * f(0.0L) + u * f(static_cast<ld>(c)));
     };
     k->values.resize(2 * n_ - 1);
     for (std::size_t i = 0; i < k->values.size(); ++i) {
       const ld d = static_cast<ld>(i) - (n - 1.0L);
-      k->values[i] = mix([&](ld sh) { return gauss_l(d * h_ - sh, sl); });
+      k->values[i] = mix([&](ld sh) { return gauss_l(d * h_ - sh, inv_s); });
     }
     tilted(*k, 0);
     k->tail_left.resize(n_);
@@ -196,16 +213,16 @@ class Propagator {
     for (std::size_t j = 0; j < n_; ++j) {
       const ld xj = x_[j];
       // P(x + shift + Z <= lo) = Q((x + shift - lo)/s); P(x + shift + Z >= hi) = Q((hi - x - shift)/s).
-      k->tail_left[j] = weights_[j] * mix([&](ld sh) { return q_l((xj + sh - lo) / sl); });
-      k->tail_right[j] = weights_[j] * mix([&](ld sh) { return q_l((hi - xj - sh) / sl); });
-      k->from_left[j] = mix([&](ld sh) { return gauss_l(xj - lo - sh, sl); });
-      k->from_right[j] = mix([&](ld sh) { return gauss_l(xj - hi - sh, sl); });
+      k->tail_left[j] = weights_[j] * mix([&](ld sh) { return q_l((xj + sh - lo) * inv_s); });
+      k->tail_right[j] = weights_[j] * mix([&](ld sh) { return q_l((hi - xj - sh) * inv_s); });
+      k->from_left[j] = mix([&](ld sh) { return gauss_l(xj - lo - sh, inv_s); });
+      k->from_right[j] = mix([&](ld sh) { return gauss_l(xj - hi - sh, inv_s); });
     }
     const ld span = hi - lo;
-    k->ll = mix([&](ld sh) { return q_l(sh / sl); });
-    k->lr = mix([&](ld sh) { return q_l((span - sh) / sl); });
-    k->rl = mix([&](ld sh) { return q_l((span + sh) / sl); });
-    k->rr = mix([&](ld sh) { return q_l(-sh / sl); });
+    k->ll = mix([&](ld sh) { return q_l(sh * inv_s); });
+    k->lr = mix([&](ld sh) { return q_l((span - sh) * inv_s); });
+    k->rl = mix([&](ld sh) { return q_l((span + sh) * inv_s); });
+    k->rr = mix([&](ld sh) { return q_l(-sh * inv_s); });
     cache_.push_back(k);
     return k;
   }
@@ -264,20 +281,22 @@ class Propagator {
       out.right_error += in.right_error * k.rr;
     }
     for (const auto& [y, m] : in.points) {
-      const ld yl = y, sl = k.s, lo = lo_, hi = hi_;
+      const ld yl = y, inv_s = 1.0L / static_cast<ld>(k.s), lo = lo_, hi = hi_;
       auto mix = [&](auto f) -> double {
         return static_cast<double>(k.u == 0.0 ? f(0.0L) : (1.0L - k.u) * f(0.0L) + k.u * f(static_cast<ld>(k.c)));
       };
       for (std::size_t j = 0; j < n_; ++j)
-        out.density[j] += m * mix([&](ld sh) { return gauss_l(x_[j] - yl - sh, sl); });
-      out.left += m * mix([&](ld sh) { return q_l((yl + sh - lo) / sl); });
-      out.right += m * mix([&](ld sh) { return q_l((hi - yl - sh) / sl); });
+        out.density[j] += m * mix([&](ld sh) { return gauss_l(x_[j] - yl - sh, inv_s); });
+      out.left += m * mix([&](ld sh) { return q_l((yl + sh - lo) * inv_s); });
+      out.right += m * mix([&](ld sh) { return q_l((hi - yl - sh) * inv_s); });
     }
     // The few roundings of each value above (products, the additions of the atom and point
-    // terms, the kernel values themselves): 16 u relative.
-    for (std::size_t j = 0; j < n_; ++j) err[j] = (err[j] + 16 * kU * out.density[j]) * (1 + 4 * kU);
-    out.left_error = (out.left_error + 16 * kU * out.left) * (1 + 4 * kU);
-    out.right_error = (out.right_error + 16 * kU * out.right) * (1 + 4 * kU);
+    // terms, the kernel values themselves): 24 u relative; and the last bits of values that
+    // are subnormal (rounding there is absolute, 2^-1074).
+    constexpr double kSub = 64 * std::numeric_limits<double>::denorm_min();
+    for (std::size_t j = 0; j < n_; ++j) err[j] = (err[j] + 24 * kU * out.density[j] + kSub) * (1 + 4 * kU);
+    out.left_error = (out.left_error + 24 * kU * out.left + kSub) * (1 + 4 * kU);
+    out.right_error = (out.right_error + 24 * kU * out.right + kSub) * (1 + 4 * kU);
     if (!projected_) {
       // No projection: what crossed the window's ends is gone for good (it is < 1e-300 by
       // the choice of the window) and is carried as `lost`, part of the stated error.
