@@ -13,6 +13,9 @@
 // With random batches a step is the mixture (1 - u) [shift 0] + u [shift c], u = b/n: the
 // kernel is the mixture of the two (altschuler-talwar Sec. 4: the walk "biases right with
 // probability b/n each step").
+// Every value carries a proven bound on its round-off (Law::density_error), and values far
+// below the peak, which a plain FFT gets only to ~1e-16 of the peak, are recomputed by
+// exponentially tilted FFTs (Propagator::convolve; docs/audit.md, "Round-off bounds").
 #include "hsdp/audit/exact.hpp"
 
 #include <fmt/format.h>
