@@ -433,6 +433,12 @@ TEST(AuditExact, RoundOffBoundsHoldAndEpsilonIsContainedInTheSmallMassBand) {
     EXPECT_LE(res.lo(), eps_ref);
     EXPECT_GE(res.hi(), eps_ref);
     EXPECT_NEAR(res.epsilon, eps_ref, 1e-8);  // the small masses are accurate, not just bounded
+    // The epsilon query: delta(eps_ref) of the direct propagation is in the delta interval.
+    const double delta_ref = audit::delta_at(ref, eps_ref);
+    const auto at_eps = audit::exact(run, hsdp::Query::at_epsilon(eps_ref), {kGrid, pair});
+    EXPECT_LE(at_eps.lo(), delta_ref);
+    EXPECT_GE(at_eps.hi(), delta_ref);
+    EXPECT_NEAR(at_eps.delta, delta_ref, 1e-6 * delta_ref);
     // Against the truth: on a grid of 1025 points the interval holds the value of a grid 4x
     // finer (whose discretisation error is ~256x smaller). (Tiny grids such as kGrid can
     // have |fine - coarse| below their own discretisation error when the coarse grid
