@@ -21,6 +21,7 @@ class Convolver {
 
   std::size_t size() const { return n_; }
   std::size_t spectrum_size() const { return m_ / 2 + 1; }
+  std::size_t transform_size() const { return m_; }
 
   /// Spectrum of the kernel; kernel[d + n - 1] = K(d), size 2n - 1. Includes the 1/m
   /// normalisation of the inverse transform.

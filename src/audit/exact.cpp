@@ -13,6 +13,9 @@
 // With random batches a step is the mixture (1 - u) [shift 0] + u [shift c], u = b/n: the
 // kernel is the mixture of the two (altschuler-talwar Sec. 4: the walk "biases right with
 // probability b/n each step").
+// Every value carries a proven bound on its round-off (Law::density_error), and values far
+// below the peak, which a plain FFT gets only to ~1e-16 of the peak, are recomputed by
+// exponentially tilted FFTs (Propagator::convolve; docs/audit.md, "Round-off bounds").
 #include "hsdp/audit/exact.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +26,7 @@
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <span>
 #include <stdexcept>
 
 #include "convolution.hpp"
@@ -35,41 +39,127 @@ namespace hsdp::audit {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Unit round-off of double.
+constexpr double kU = std::numeric_limits<double>::epsilon() / 2;
 // Window half-width of an unprojected run, in units of the total noise std: the Gaussian
 // tail beyond 39 std is below 1e-333, i.e. exactly 0 in double.
 constexpr double kWindowStd = 39.0;
+
+// FFT round-off. For an m-point FFT by stages, |fl(F v) - F v|_2 <= eta_m |F v|_2 with
+// eta_m ~ log2(m) (mu + gamma_4 (sqrt 2 + mu)) ~ 7 u log2(m) for twiddles accurate to mu ~ u
+// (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., Thm 24.2). FFTW's mixed-
+// radix codelets are not radix-2 butterflies, so we take 4x that: eta_m = 32 u log2(m)
+// (the propagated bounds are >= 400x the measured errors in tests/test_audit_exact.cpp).
+double fft_eta(std::size_t m) { return 32.0 * kU * std::log2(static_cast<double>(m)); }
+
+// Bound on max_j |computed - exact| of y = x * K computed as F*((F x) (F K / m)), from the
+// bound above applied to the three transforms and the pointwise product (Parseval, and
+// |F v|_inf <= |v|_1):  (2 eta + 3u) |x|_2 |K|_1 + (eta + 2u) |x|_1 |K|_2,  plus a margin for
+// the rounding of this expression itself.
+double fft_bound(std::size_t m, double x1, double x2, double k1, double k2) {
+  const double eta = fft_eta(m);
+  return ((2 * eta + 3 * kU) * x2 * k1 + (eta + 2 * kU) * x1 * k2) * (1 + 1e-6);
+}
+
+// Tilt levels: a tilted convolution multiplies the signal by e^{lambda (k - c)} and the kernel
+// by e^{lambda d} (c the grid's centre), which leaves sum_k x_k K(j - k) times e^{lambda (j - c)}:
+// the FFT's absolute round-off, ~1e-16 of the largest tilted term, becomes relative to the
+// values the tilt lifts. Level L has lambda (n - 1) = sign(L) 8 2^{|L| - 1}, up to e^{+-256}
+// across the grid (no overflow of the tilted kernel or signal).
+constexpr int kMaxTiltLevel = 6;
+// A value is resolved when its round-off bound is below this fraction of it.
+constexpr double kResolved = 1e-10;
+
+double tilt_total(int level) {
+  if (level == 0) return 0.0;
+  const double mag = 8.0 * std::ldexp(1.0, std::abs(level) - 1);
+  return level > 0 ? mag : -mag;
+}
 
 bool is_zero(const Law& law) {
   return law.density.empty() && law.left == 0.0 && law.right == 0.0 && law.points.empty();
 }
 
-// acc += a * x (same grid).
+double error_at(const Law& law, std::size_t j) {
+  return law.density_error.empty() ? 0.0 : law.density_error[j];
+}
+
+// acc += a * x (same grid), a >= 0; the error bounds add, plus the rounding of the sum.
 void axpy(Law& acc, double a, const Law& x) {
   if (!x.density.empty()) {
     if (acc.density.empty()) acc.density.assign(x.density.size(), 0.0);
-    for (std::size_t j = 0; j < x.density.size(); ++j) acc.density[j] += a * x.density[j];
+    if (acc.density_error.empty()) acc.density_error.assign(x.density.size(), 0.0);
+    for (std::size_t j = 0; j < x.density.size(); ++j) {
+      acc.density[j] += a * x.density[j];
+      acc.density_error[j] += a * error_at(x, j) + 2 * kU * std::abs(acc.density[j]);
+    }
   }
   acc.left += a * x.left;
   acc.right += a * x.right;
+  acc.left_error += a * x.left_error + 2 * kU * std::abs(acc.left);
+  acc.right_error += a * x.right_error + 2 * kU * std::abs(acc.right);
   for (const auto& [y, m] : x.points) acc.points.emplace_back(y, a * m);
   acc.lost += a * x.lost;
+  acc.lost_error += a * x.lost_error + 2 * kU * acc.lost;
 }
 
 Law scaled(double a, Law x) {
-  for (auto& v : x.density) v *= a;
+  for (std::size_t j = 0; j < x.density.size(); ++j) {
+    x.density[j] *= a;
+    if (!x.density_error.empty()) x.density_error[j] = a * x.density_error[j] + kU * x.density[j];
+  }
   x.left *= a;
   x.right *= a;
+  x.left_error = a * x.left_error + kU * x.left;
+  x.right_error = a * x.right_error + kU * x.right;
   for (auto& pt : x.points) pt.second *= a;
   x.lost *= a;
+  x.lost_error = a * x.lost_error + kU * x.lost;
   return x;
 }
 
-double phi_s(double x, double s) { return num::phi(x / s) / s; }
+// The Gaussian density phi_s(x) and tail Q(t) that define the scheme. A value at t = x / s
+// standard deviations moves by ~t^2 times the relative rounding of t: up to 1500 u at t = 38
+// (beyond, phi underflows in double) if t is formed in double. So t and the exponent -t^2/2
+// are formed in long double (2^-64: an absolute error < 1e-16 in the exponent), split into
+// double hi + lo, and exp(hi)(1 + lo) resp. erfc(hi) - (2/sqrt(pi)) e^{-hi^2} lo (first
+// order; lo ~ u hi) are evaluated in double: each value is within 2u (phi) or 8u (Q; the C
+// library's erfc is good to a few ulp) of the exact function at the grid's arguments
+// (measured: 1.7u and 5.1u over t in [-38, 38]), covered by the 24 u per step in
+// Propagator::step. (Long double exp and erfc throughout cost 5x the run time of a
+// step-size schedule, which makes a kernel per step.)
+using ld = long double;
+// phi_s(x) for s = 1 / inv_s.
+ld gauss_l(ld x, ld inv_s) {
+  constexpr ld kInvSqrt2Pi = 0.398942280401432677939946059934381868L;
+  const ld t = x * inv_s;
+  const ld e = -0.5L * t * t;
+  const double hi = static_cast<double>(e), lo = static_cast<double>(e - hi);
+  const double ex = std::exp(hi);
+  return (static_cast<ld>(ex) + static_cast<ld>(ex) * lo) * (kInvSqrt2Pi * inv_s);
+}
+ld q_l(ld t) {
+  constexpr ld kInvSqrt2 = 0.707106781186547524400844362104849039L;
+  constexpr ld kTwoOverSqrtPi = 1.12837916709551257389615890312154517L;
+  const ld z = t * kInvSqrt2;
+  const double hi = static_cast<double>(z), lo = static_cast<double>(z - hi);
+  const double ec = std::erfc(hi);
+  if (lo == 0.0) return 0.5L * ec;
+  return 0.5L * (static_cast<ld>(ec) - kTwoOverSqrtPi * static_cast<ld>(std::exp(-hi * hi)) * lo);
+}
+
+// The kernel K(d) tilted by e^{lambda d}: its spectrum and norms (for fft_bound).
+struct TiltedKernel {
+  int level = 0;
+  std::vector<std::complex<double>> spectrum;
+  double norm1 = 0.0, norm2 = 0.0;
+};
 
 // One step's transition kernel: mixture (1 - u) [shift 0] + u [shift c], noise s.
 struct Kernel {
   double u, c, s;
-  std::vector<std::complex<double>> spectrum;  // of K(d) = mix phi_s(d h - shift)
+  std::vector<double> values;                  // K(d) = mix phi_s(d h - shift), d = -(n-1)..(n-1)
+  std::vector<TiltedKernel> tilted;            // level 0 first, others made when first needed
   std::vector<double> tail_left, tail_right;   // weight_k * P(x_k + shift + Z past lo / hi)
   std::vector<double> from_left, from_right;   // density at x_j from the atoms at lo / hi
   double ll = 0, lr = 0, rl = 0, rr = 0;       // atom -> atom
@@ -77,8 +167,8 @@ struct Kernel {
 
 class Propagator {
  public:
-  Propagator(double lo, double hi, bool projected, std::size_t n)
-      : lo_(lo), hi_(hi), projected_(projected), n_(n), conv_(n) {
+  Propagator(double lo, double hi, bool projected, std::size_t n, bool tilt)
+      : lo_(lo), hi_(hi), projected_(projected), tilt_(tilt), n_(n), conv_(n) {
     Law proto;
     proto.lo = lo;
     proto.hi = hi;
@@ -98,7 +188,7 @@ class Propagator {
     return law;
   }
 
-  std::shared_ptr<const Kernel> kernel(double u, double c, double s) {
+  std::shared_ptr<Kernel> kernel(double u, double c, double s) {
     if (u == 0.0 || c == 0.0) {  // canonical form of the unshifted kernel
       u = 0.0;
       c = 0.0;
@@ -110,92 +200,256 @@ class Propagator {
     k->u = u;
     k->c = c;
     k->s = s;
-    const double n = static_cast<double>(n_);
-    auto mix = [&](auto f) { return u == 0.0 ? f(0.0) : (1.0 - u) * f(0.0) + u * f(c); };
-    std::vector<double> kern(2 * n_ - 1);
-    for (std::size_t i = 0; i < kern.size(); ++i) {
-      const double d = static_cast<double>(i) - (n - 1.0);
-      kern[i] = mix([&](double sh) { return phi_s(d * h_ - sh, s); });
+    const ld n = static_cast<ld>(n_), lo = lo_, hi = hi_, inv_s = 1.0L / static_cast<ld>(s);
+    auto mix = [&](auto f) -> double {
+      return static_cast<double>(u == 0.0 ? f(0.0L)
+                                          : (1.0L - u) * f(0.0L) + u * f(static_cast<ld>(c)));
+    };
+    k->values.resize(2 * n_ - 1);
+    for (std::size_t i = 0; i < k->values.size(); ++i) {
+      const ld d = static_cast<ld>(i) - (n - 1.0L);
+      k->values[i] = mix([&](ld sh) { return gauss_l(d * h_ - sh, inv_s); });
     }
-    k->spectrum = conv_.kernel_spectrum(kern);
+    tilted(*k, 0);
     k->tail_left.resize(n_);
     k->tail_right.resize(n_);
     k->from_left.resize(n_);
     k->from_right.resize(n_);
     for (std::size_t j = 0; j < n_; ++j) {
-      const double xj = x_[j];
+      const ld xj = x_[j];
       // P(x + shift + Z <= lo) = Q((x + shift - lo)/s); P(x + shift + Z >= hi) = Q((hi - x - shift)/s).
-      k->tail_left[j] = weights_[j] * mix([&](double sh) { return num::q((xj + sh - lo_) / s); });
-      k->tail_right[j] = weights_[j] * mix([&](double sh) { return num::q((hi_ - xj - sh) / s); });
-      k->from_left[j] = mix([&](double sh) { return phi_s(xj - lo_ - sh, s); });
-      k->from_right[j] = mix([&](double sh) { return phi_s(xj - hi_ - sh, s); });
+      k->tail_left[j] = weights_[j] * mix([&](ld sh) { return q_l((xj + sh - lo) * inv_s); });
+      k->tail_right[j] = weights_[j] * mix([&](ld sh) { return q_l((hi - xj - sh) * inv_s); });
+      k->from_left[j] = mix([&](ld sh) { return gauss_l(xj - lo - sh, inv_s); });
+      k->from_right[j] = mix([&](ld sh) { return gauss_l(xj - hi - sh, inv_s); });
     }
-    const double span = hi_ - lo_;
-    k->ll = mix([&](double sh) { return num::q(sh / s); });
-    k->lr = mix([&](double sh) { return num::q((span - sh) / s); });
-    k->rl = mix([&](double sh) { return num::q((span + sh) / s); });
-    k->rr = mix([&](double sh) { return num::q(-sh / s); });
+    const ld span = hi - lo;
+    k->ll = mix([&](ld sh) { return q_l(sh * inv_s); });
+    k->lr = mix([&](ld sh) { return q_l((span - sh) * inv_s); });
+    k->rl = mix([&](ld sh) { return q_l((span + sh) * inv_s); });
+    k->rr = mix([&](ld sh) { return q_l(-sh * inv_s); });
     cache_.push_back(k);
     return k;
   }
 
-  // The law after one step from `in` through kernel k.
-  Law step(const Law& in, const Kernel& k) {
+  // The law after one step from `in` through kernel k, with the error bounds carried along:
+  // every term below is a sum of products of nonnegative numbers, so an error bound e_k on an
+  // input value contributes (its coefficient) * e_k to the output's bound, and each new
+  // rounding adds its own bound (fft_bound for the convolution, n u relative for the sums).
+  Law step(const Law& in, Kernel& k) {
     Law out = empty();
     out.lost = in.lost;
+    out.lost_error = in.lost_error;
     out.density.assign(n_, 0.0);
+    out.density_error.assign(n_, 0.0);
+    auto& err = out.density_error;
+    const double sum_rel = (static_cast<double>(n_) + 8.0) * kU;  // recursive sum, n terms
     if (!in.density.empty()) {
       weighted_.resize(n_);
       for (std::size_t j = 0; j < n_; ++j) weighted_[j] = weights_[j] * in.density[j];
-      conv_.forward(weighted_, spectrum_);
-      for (std::size_t i = 0; i < spectrum_.size(); ++i) spectrum_[i] *= k.spectrum[i];
-      conv_.inverse(spectrum_, out.density);
-      // FFT round-off can leave values of either sign ~1e-16 of the peak where the density
-      // is smaller; a density is >= 0 (counted in the stated error floor).
-      double left = 0.0, right = 0.0;
+      const auto levels = convolve(weighted_, k, out.density, err);
+      if (!in.density_error.empty()) {
+        for (std::size_t j = 0; j < n_; ++j)
+          weighted_[j] = weights_[j] * in.density_error[j] * (1 + 2 * kU);
+        add_convolution_bound(weighted_, k, levels, err);
+      }
+      double left = 0.0, right = 0.0, left_err = 0.0, right_err = 0.0;
       for (std::size_t j = 0; j < n_; ++j) {
-        out.density[j] = std::max(out.density[j], 0.0);
         left += in.density[j] * k.tail_left[j];
         right += in.density[j] * k.tail_right[j];
+        const double e = error_at(in, j);
+        left_err += e * k.tail_left[j];
+        right_err += e * k.tail_right[j];
       }
       out.left += left;
       out.right += right;
+      out.left_error += (left_err + sum_rel * left) * (1 + sum_rel);
+      out.right_error += (right_err + sum_rel * right) * (1 + sum_rel);
     }
-    if (in.left != 0.0) {
-      for (std::size_t j = 0; j < n_; ++j) out.density[j] += in.left * k.from_left[j];
+    if (in.left != 0.0 || in.left_error != 0.0) {
+      for (std::size_t j = 0; j < n_; ++j) {
+        out.density[j] += in.left * k.from_left[j];
+        err[j] += in.left_error * k.from_left[j];
+      }
       out.left += in.left * k.ll;
       out.right += in.left * k.lr;
+      out.left_error += in.left_error * k.ll;
+      out.right_error += in.left_error * k.lr;
     }
-    if (in.right != 0.0) {
-      for (std::size_t j = 0; j < n_; ++j) out.density[j] += in.right * k.from_right[j];
+    if (in.right != 0.0 || in.right_error != 0.0) {
+      for (std::size_t j = 0; j < n_; ++j) {
+        out.density[j] += in.right * k.from_right[j];
+        err[j] += in.right_error * k.from_right[j];
+      }
       out.left += in.right * k.rl;
       out.right += in.right * k.rr;
+      out.left_error += in.right_error * k.rl;
+      out.right_error += in.right_error * k.rr;
     }
     for (const auto& [y, m] : in.points) {
-      auto mix = [&](auto f) { return k.u == 0.0 ? f(0.0) : (1.0 - k.u) * f(0.0) + k.u * f(k.c); };
+      const ld yl = y, inv_s = 1.0L / static_cast<ld>(k.s), lo = lo_, hi = hi_;
+      auto mix = [&](auto f) -> double {
+        return static_cast<double>(
+            k.u == 0.0 ? f(0.0L) : (1.0L - k.u) * f(0.0L) + k.u * f(static_cast<ld>(k.c)));
+      };
       for (std::size_t j = 0; j < n_; ++j)
-        out.density[j] += m * mix([&](double sh) { return phi_s(x_[j] - y - sh, k.s); });
-      out.left += m * mix([&](double sh) { return num::q((y + sh - lo_) / k.s); });
-      out.right += m * mix([&](double sh) { return num::q((hi_ - y - sh) / k.s); });
+        out.density[j] += m * mix([&](ld sh) { return gauss_l(x_[j] - yl - sh, inv_s); });
+      out.left += m * mix([&](ld sh) { return q_l((yl + sh - lo) * inv_s); });
+      out.right += m * mix([&](ld sh) { return q_l((hi - yl - sh) * inv_s); });
     }
+    // The few roundings of each value above (products, the additions of the atom and point
+    // terms, the kernel values themselves): 24 u relative; and the last bits of values that
+    // are subnormal (rounding there is absolute, 2^-1074).
+    constexpr double kSub = 64 * std::numeric_limits<double>::denorm_min();
+    for (std::size_t j = 0; j < n_; ++j)
+      err[j] = (err[j] + 24 * kU * out.density[j] + kSub) * (1 + 4 * kU);
+    out.left_error = (out.left_error + 24 * kU * out.left + kSub) * (1 + 4 * kU);
+    out.right_error = (out.right_error + 24 * kU * out.right + kSub) * (1 + 4 * kU);
     if (!projected_) {
       // No projection: what crossed the window's ends is gone for good (it is < 1e-300 by
       // the choice of the window) and is carried as `lost`, part of the stated error.
       out.lost += out.left + out.right;
+      out.lost_error += out.left_error + out.right_error;
       out.left = out.right = 0.0;
+      out.left_error = out.right_error = 0.0;
     }
     return out;
   }
 
  private:
+  const TiltedKernel& tilted(Kernel& k, int level) {
+    for (const auto& t : k.tilted)
+      if (t.level == level) return t;
+    TiltedKernel t;
+    t.level = level;
+    const double lambda = tilt_total(level) / static_cast<double>(n_ - 1);
+    std::vector<double> values(k.values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double d = static_cast<double>(i) - static_cast<double>(n_ - 1);
+      values[i] = level == 0 ? k.values[i] : k.values[i] * std::exp(lambda * d);
+      t.norm1 += values[i];
+      t.norm2 += values[i] * values[i];
+    }
+    // The norms enter a bound: rounded up by more than the rounding of their sums.
+    t.norm1 *= 1 + 4 * static_cast<double>(values.size()) * kU;
+    t.norm2 = std::sqrt(t.norm2 * (1 + 4 * static_cast<double>(values.size()) * kU));
+    t.spectrum = conv_.kernel_spectrum(values);
+    k.tilted.push_back(std::move(t));
+    return k.tilted.back();
+  }
+
+  // e^{sign * lambda_level (j - c)}, j = 0..n-1.
+  const std::vector<double>& tilt_factors(int level) {
+    const int key = level + kMaxTiltLevel;
+    if (factors_.empty()) factors_.resize(2 * kMaxTiltLevel + 1);
+    auto& f = factors_[static_cast<std::size_t>(key)];
+    if (f.empty()) {
+      f.resize(n_);
+      const double lambda = tilt_total(level) / static_cast<double>(n_ - 1);
+      const double c = 0.5 * static_cast<double>(n_ - 1);
+      for (std::size_t j = 0; j < n_; ++j) f[j] = std::exp(lambda * (static_cast<double>(j) - c));
+    }
+    return f;
+  }
+
+  // est_j ~ sum_k x_k K(j - k) through the kernel tilted by `level`; bound_j >= |est_j - that|.
+  void pass(std::span<const double> x, Kernel& k, int level, std::vector<double>& est,
+            std::vector<double>& bound) {
+    const auto& t = tilted(k, level);
+    tilted_.resize(n_);
+    double x1 = 0.0, x2 = 0.0;
+    const std::vector<double>* up = level == 0 ? nullptr : &tilt_factors(level);
+    for (std::size_t j = 0; j < n_; ++j) {
+      tilted_[j] = up ? x[j] * (*up)[j] : x[j];
+      x1 += tilted_[j];
+      x2 += tilted_[j] * tilted_[j];
+    }
+    x1 *= 1 + 4 * static_cast<double>(n_) * kU;
+    x2 = std::sqrt(x2 * (1 + 4 * static_cast<double>(n_) * kU));
+    conv_.forward(tilted_, spectrum_);
+    for (std::size_t i = 0; i < spectrum_.size(); ++i) spectrum_[i] *= t.spectrum[i];
+    est.resize(n_);
+    bound.resize(n_);
+    conv_.inverse(spectrum_, est);
+    const double b = fft_bound(conv_.transform_size(), x1, x2, t.norm1, t.norm2);
+    if (!up) {
+      for (std::size_t j = 0; j < n_; ++j) bound[j] = b + 4 * kU * std::abs(est[j]);
+      return;
+    }
+    const auto& down = tilt_factors(-level);
+    for (std::size_t j = 0; j < n_; ++j) {
+      // Untilting multiplies by e^{-lambda (j - c)}; the factors (std::exp, a few ulp) and
+      // the products add a relative 8 u.
+      est[j] *= down[j];
+      bound[j] = b * down[j] * (1 + 8 * kU) + 8 * kU * std::abs(est[j]);
+    }
+  }
+
+  // y = x * K (x >= 0) with err_j >= |y_j - exact|: the plain FFT, then, for the values whose
+  // bound exceeds kResolved of them (the tails, where the plain FFT's absolute round-off
+  // swamps the density; e.g. the small atom that decides delta at eps ~ 20-30), tilts of
+  // growing strength towards that side; each value keeps its tightest estimate. Returns
+  // the levels used.
+  std::vector<int> convolve(std::span<const double> x, Kernel& k, std::vector<double>& y,
+                            std::vector<double>& err) {
+    std::vector<int> levels{0};
+    pass(x, k, 0, y, err);
+    for (std::size_t j = 0; j < n_; ++j) y[j] = std::max(y[j], 0.0);  // a density is >= 0
+    if (!tilt_) return levels;
+    const auto peak = static_cast<std::size_t>(std::max_element(y.begin(), y.end()) - y.begin());
+    // Below e^-290 of the peak no tilt (at most e^256 between two points) can resolve a value:
+    // not worth a pass (its bound stays absolute).
+    const double reach = y[peak] * std::exp(-290.0);
+    auto unresolved = [&](std::size_t j) {
+      return err[j] > kResolved * y[j] && y[j] + err[j] > reach;
+    };
+    for (const int side : {-1, 1}) {  // -1: left of the peak (lifted by lambda < 0)
+      auto any = [&] {
+        for (std::size_t j = 0; j < n_; ++j)
+          if ((side < 0 ? j < peak : j > peak) && unresolved(j)) return true;
+        return false;
+      };
+      for (int level = 1; level <= kMaxTiltLevel && any(); ++level) {
+        pass(x, k, side * level, est_, bound_);
+        bool improved = false, used = false;
+        for (std::size_t j = 0; j < n_; ++j) {
+          if (!(bound_[j] < err[j])) continue;
+          if (unresolved(j) && bound_[j] < 0.5 * err[j]) improved = true;
+          y[j] = std::max(est_[j], 0.0);
+          err[j] = bound_[j];
+          used = true;
+        }
+        if (used) levels.push_back(side * level);
+        // A stronger tilt lifts the far tail more; when this one helped none of the
+        // unresolved values, they are below every tilt's reach (or exactly 0).
+        if (!improved) break;
+      }
+    }
+    return levels;
+  }
+
+  // err_j += an upper bound on sum_k e_k K(j - k) (e >= 0): the smallest estimate + bound over
+  // the tilts that `convolve` used for the density.
+  void add_convolution_bound(std::span<const double> e, Kernel& k, const std::vector<int>& levels,
+                             std::vector<double>& err) {
+    upper_.assign(n_, kInf);
+    for (const int level : levels) {
+      pass(e, k, level, est_, bound_);
+      for (std::size_t j = 0; j < n_; ++j)
+        upper_[j] = std::min(upper_[j], std::max(est_[j], 0.0) + bound_[j]);
+    }
+    for (std::size_t j = 0; j < n_; ++j) err[j] += upper_[j] * (1 + 2 * kU);
+  }
+
   double lo_, hi_;
-  bool projected_;
+  bool projected_, tilt_;
   std::size_t n_;
   double h_ = 0.0;
   detail::Convolver conv_;
-  std::vector<double> weights_, x_, weighted_;
+  std::vector<double> weights_, x_, weighted_, tilted_, est_, bound_, upper_;
+  std::vector<std::vector<double>> factors_;
   std::vector<std::complex<double>> spectrum_;
-  std::vector<std::shared_ptr<const Kernel>> cache_;
+  std::vector<std::shared_ptr<Kernel>> cache_;
 };
 
 // Is record `index` (1-based) in cyclic batch t (1-based)? Batch t holds positions
@@ -281,7 +535,7 @@ double instance_gradient(const Run& run) {
   fail("--lipschitz", "(missing)", "given: the slope L > 0 of the record's linear loss");
 }
 
-LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points) {
+LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilted) {
   const double g = instance_gradient(run);
   require_range("grid", grid_points, 7, std::int64_t{1} << 26);
   const auto n = static_cast<std::size_t>(grid_points);
@@ -302,7 +556,7 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points) {
     hi = drift + kWindowStd * std::sqrt(var);
     lo = -hi;
   }
-  Propagator prop(lo, hi, projected, n);
+  Propagator prop(lo, hi, projected, n, tilted);
   const auto index = record_index(run);
   const double q_use = static_cast<double>(run.batch_size) / static_cast<double>(run.n);
   auto usage = [&](std::int64_t t) -> double {
@@ -366,8 +620,10 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points) {
   out.q = run_walk(shift_q);
   out.index = index;
   out.gradient = g;
-  for (Law* law : {&out.p, &out.q})
+  for (Law* law : {&out.p, &out.q}) {
     if (law->density.empty()) law->density.assign(n, 0.0);
+    if (law->density_error.empty()) law->density_error.assign(n, 0.0);
+  }
   return out;
 }
 
@@ -520,46 +776,80 @@ double ExactResult::hi() const { return value() + error; }
 
 namespace {
 
-// The change of the grid sum of (p - gamma q)^+ when every density value may be off by up
-// to r (FFT round-off, absolute): towards the upper end p + r, q - r, towards the lower end
-// p - r, q + r. Where q is at the round-off level its ratio to p means nothing, and this is
-// what widens the band there (e.g. at eps in the hundreds, where delta(eps) is decided by
-// density values ~e^-300 of the peak that the grid cannot resolve).
-double roundoff_shift(const Law& p, const Law& q, double epsilon, double r, bool upper) {
+// The change of the grid sum of (p - gamma q)^+ + atom terms when every density value and
+// atom may be off by its error bound (Law::density_error, left_error, right_error): towards
+// the upper end p + e_p, q - e_q, towards the lower end p - e_p, q + e_q. Where q is not
+// resolved (its bound comparable to itself) its ratio to p means nothing, and this is what
+// widens the band there (e.g. at eps in the hundreds, where delta(eps) is decided by density
+// values ~e^-300 of the peak that the grid cannot resolve). `slack` receives the rounding of
+// forming p - gamma q where it is positive: at most 2u of p there.
+double roundoff_shift(const Law& p, const Law& q, double epsilon, bool upper, double& slack) {
   const double gamma = std::exp(epsilon);
   auto term = [gamma](double a, double b) {
     if (b <= 0.0) return a;
     return std::isinf(gamma) ? 0.0 : std::max(a - gamma * b, 0.0);
   };
+  auto alt = [&](double pc, double ep, double qc, double eq) {
+    return upper ? term(pc + ep, std::max(qc - eq, 0.0)) : term(std::max(pc - ep, 0.0), qc + eq);
+  };
   const auto w = p.weights();
-  double shift = 0.0;
+  double shift = 0.0, positive_mass = 0.0;
   for (std::size_t j = 0; j < w.size(); ++j) {
     const double pc = p.density[j], qc = q.density[j];
-    const double alt = upper ? term(pc + r, std::max(qc - r, 0.0)) : term(std::max(pc - r, 0.0), qc + r);
-    shift += w[j] * (alt - term(pc, qc));
+    const double base = term(pc, qc);
+    shift += w[j] * (alt(pc, error_at(p, j), qc, error_at(q, j)) - base);
+    if (base > 0.0) positive_mass += w[j] * pc;
   }
+  shift += alt(p.left, p.left_error, q.left, q.left_error) - term(p.left, q.left);
+  shift += alt(p.right, p.right_error, q.right, q.right_error) - term(p.right, q.right);
+  if (term(p.left, q.left) > 0.0) positive_mass += p.left;
+  if (term(p.right, q.right) > 0.0) positive_mass += p.right;
+  slack = 2 * kU * positive_mass;
   return shift;
 }
 
 // delta(eps) at the upper or lower end of the round-off band (the lost mass of an
 // unprojected window counts in full at the upper end, not at all at the lower end).
-double delta_band(const LawPair& laws, double epsilon, double r, bool upper) {
+double delta_band(const LawPair& laws, double epsilon, bool upper) {
   auto one = [&](const Law& a, const Law& b) {
-    double v = e_gamma(a, b, epsilon) + roundoff_shift(a, b, epsilon, r, upper);
+    double slack = 0.0;
+    const double e = e_gamma(a, b, epsilon);
+    double v = e + roundoff_shift(a, b, epsilon, upper, slack);
+    // The sum of the (nonnegative, but for Gregory's end corrections) terms: n u of 2e.
+    slack += 2 * (static_cast<double>(a.density.size()) + 16) * kU * e;
+    v += upper ? slack + a.lost_error : -slack;
     if (!upper) v -= a.lost;
     return std::max(v, 0.0);
   };
   return std::max(one(laws.p, laws.q), one(laws.q, laws.p));
 }
 
-double epsilon_band(const LawPair& laws, double delta, double r, bool upper) {
+double epsilon_band(const LawPair& laws, double delta, bool upper) {
   const double log_target = std::log(delta);
   auto f = [&](double eps) {
-    const double d = delta_band(laws, eps, r, upper);
+    const double d = delta_band(laws, eps, upper);
     return d > 0.0 ? std::log(d) - log_target : -kInf;
   };
   const auto eps = num::smallest_meeting(f, 0.0, 1.0, 1e4);
   return eps ? *eps : kInf;
+}
+
+// The laws with every error bound cut to what it would be were each value as accurate,
+// relative to itself, as the law's peak density is: about what tilted FFTs achieve. Only
+// to decide whether they are worth running; never a stated error.
+LawPair relative_floor(LawPair laws) {
+  for (Law* law : {&laws.p, &laws.q}) {
+    if (law->density.empty() || law->density_error.empty()) continue;
+    const auto peak = static_cast<std::size_t>(
+        std::max_element(law->density.begin(), law->density.end()) - law->density.begin());
+    if (!(law->density[peak] > 0.0)) continue;
+    const double rel = 4 * law->density_error[peak] / law->density[peak];
+    for (std::size_t j = 0; j < law->density.size(); ++j)
+      law->density_error[j] = std::min(law->density_error[j], rel * law->density[j]);
+    law->left_error = std::min(law->left_error, rel * law->left);
+    law->right_error = std::min(law->right_error, rel * law->right);
+  }
+  return laws;
 }
 
 }  // namespace
@@ -572,40 +862,51 @@ ExactResult exact(const Run& run, const Query& query, const ExactOptions& option
   r.grid = options.grid | 1;  // odd: the coarse grid's points are every other fine point
   r.coarse_grid = (r.grid + 1) / 2;
   r.pair = options.pair;
-  const LawPair fine = propagate(run, options.pair, r.grid);
-  const LawPair coarse = propagate(run, options.pair, r.coarse_grid);
+  // Round-off band: delta(eps) with every value moved by its propagated error bound
+  // (Propagator::step), in the direction that raises or lowers it. First with plain FFTs
+  // (one pair per step, bounds ~1e-16 of the peak); when that band, not the grid, limits the
+  // answer, and it would shrink were the small values as accurate relative to themselves as
+  // the peak is (delta decided by values far below the peak, e.g. a boundary atom of 1e-13
+  // at eps ~ 27), again with tilted FFTs, which make them so.
+  auto diff = [](double a, double b) { return a == b ? 0.0 : std::abs(a - b); };  // inf == inf: 0
+  auto band_of = [&](const LawPair& laws) {
+    if (r.at_delta) {
+      const double hi = epsilon_band(laws, r.delta, true);
+      const double lo = epsilon_band(laws, r.delta, false);
+      return std::max(diff(hi, r.epsilon), diff(r.epsilon, lo));
+    }
+    const double hi = std::min(1.0, delta_band(laws, r.epsilon, true));
+    const double lo = delta_band(laws, r.epsilon, false);
+    return std::max(hi - r.delta, r.delta - lo);
+  };
+  LawPair fine, coarse;
+  double grid_error = 0.0, band = 0.0;
+  auto evaluate = [&](bool tilted) {
+    fine = propagate(run, options.pair, r.grid, tilted);
+    coarse = propagate(run, options.pair, r.coarse_grid, tilted);
+    if (r.at_delta) {
+      r.delta = *query.delta;
+      r.epsilon = epsilon_at(fine, r.delta);
+      r.coarse = epsilon_at(coarse, r.delta);
+    } else {
+      r.epsilon = *query.epsilon;
+      r.delta = std::min(1.0, delta_at(fine, r.epsilon));
+      r.coarse = std::min(1.0, delta_at(coarse, r.epsilon));
+    }
+    grid_error = diff(r.value(), r.coarse);
+    band = band_of(fine);
+  };
+  evaluate(false);
+  if (!(band <= 1e-3 * grid_error || band <= 1e-12 * std::abs(r.value())) &&
+      !(band <= 2 * band_of(relative_floor(fine))))
+    evaluate(true);
+  double err = grid_error + band;
+  // The root finder's tolerance.
+  if (r.at_delta && std::isfinite(err)) err += 1e-12 * std::max(1.0, r.epsilon);
+  r.error = std::isnan(err) ? kInf : round_up(err);
   r.index = fine.index;
   r.gradient = fine.gradient;
   r.mass_defect = std::max(std::abs(1.0 - fine.p.mass()), std::abs(1.0 - fine.q.mass()));
-
-  // Round-off band: each FFT convolution is accurate to ~1e-16 of max(peak density, peak
-  // kernel 1/(s sqrt(2 pi))) per point, absolute; the errors of T steps add up at most
-  // linearly (the convolutions do not amplify them). Measured: 2-5e-15 at T = 2..10 with
-  // peak kernel 4 (tests), inside this r.
-  double peak = 0.0;
-  for (const Law* law : {&fine.p, &fine.q})
-    for (const double v : law->density) peak = std::max(peak, v);
-  const double kernel_peak = 1.0 / (run.noise_std.min() * std::sqrt(2.0 * std::numbers::pi));
-  const double r_abs = 1e-16 * (static_cast<double>(run.steps) + 20.0) * std::max(peak, kernel_peak);
-
-  auto diff = [](double a, double b) { return a == b ? 0.0 : std::abs(a - b); };  // inf == inf: 0
-  if (r.at_delta) {
-    r.delta = *query.delta;
-    r.epsilon = epsilon_at(fine, r.delta);
-    r.coarse = epsilon_at(coarse, r.delta);
-    const double hi = epsilon_band(fine, r.delta, r_abs, true);
-    const double lo = epsilon_band(fine, r.delta, r_abs, false);
-    double err = diff(r.epsilon, r.coarse) + std::max(diff(hi, r.epsilon), diff(r.epsilon, lo));
-    if (std::isfinite(err)) err += 1e-12 * std::max(1.0, r.epsilon);  // root-finder tolerance
-    r.error = std::isnan(err) ? kInf : round_up(err);
-  } else {
-    r.epsilon = *query.epsilon;
-    r.delta = std::min(1.0, delta_at(fine, r.epsilon));
-    r.coarse = std::min(1.0, delta_at(coarse, r.epsilon));
-    const double hi = std::min(1.0, delta_band(fine, r.epsilon, r_abs, true));
-    const double lo = delta_band(fine, r.epsilon, r_abs, false);
-    r.error = round_up(diff(r.delta, r.coarse) + std::max(hi - r.delta, r.delta - lo));
-  }
   for (const double alpha : query.alphas) {
     const double v = renyi_at(fine, alpha);
     const double c = renyi_at(coarse, alpha);

@@ -60,6 +60,13 @@ struct Law {
   double right = 0.0;  ///< mass at hi (projected)
   std::vector<std::pair<double, double>> points;  ///< interior point masses (position, mass)
   double lost = 0.0;   ///< unprojected: mass that left [lo, hi] (never propagated)
+  /// Bounds on the floating-point error of each density value and atom: |computed - value of
+  /// the same discrete scheme in exact arithmetic|, from a proven bound on each step's FFT
+  /// round-off carried through the steps (docs/audit.md, "The stated error"). Empty: 0.
+  std::vector<double> density_error;
+  double left_error = 0.0;
+  double right_error = 0.0;
+  double lost_error = 0.0;
 
   double spacing() const;
   /// Quadrature weights of the grid (Gregory end corrections: exact for cubics; order h^4
@@ -84,8 +91,12 @@ struct LawPair {
 double instance_gradient(const Run& run);
 
 /// Propagates both laws of the run's last iterate (or, for a random stop, the uniform
-/// mixture of the laws of w_1..w_T) on a grid of `grid_points` points.
-LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points);
+/// mixture of the laws of w_1..w_T) on a grid of `grid_points` points, with a bound on the
+/// round-off of every value (Law::density_error). `tilted`: values whose bound from the plain
+/// FFT exceeds 1e-10 of them (the tails) are recomputed by exponentially tilted FFTs, which
+/// makes them accurate to a bound relative to themselves (up to ~e^-256 of the peak); without
+/// it one FFT pair per step (plus one for the bounds), accurate to ~1e-16 of the peak.
+LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilted = true);
 
 /// E_{e^eps}(P || Q) = sum_j w_j (p_j - e^eps q_j)^+ + atom terms (journal Thm 2).
 double e_gamma(const Law& p, const Law& q, double epsilon);
@@ -111,10 +122,11 @@ struct ExactResult {
   double epsilon = 0.0;   ///< the given or the computed epsilon (fine grid)
   double delta = 0.0;     ///< the given or the computed delta (fine grid)
   /// Error of the computed quantity: |fine - coarse| (the discretisation error measured by
-  /// halving h) plus the width of the round-off band (every density value moved by the FFT
-  /// round-off bound, and the mass an unprojected window lost), plus the root finder's
-  /// tolerance. Rounded up; +inf when the grid cannot resolve the answer (e.g. eps so large
-  /// that delta(eps) depends on densities below the round-off level).
+  /// halving h) plus the width of the round-off band (every density value and atom moved by
+  /// its propagated round-off bound, Law::density_error, and the mass an unprojected window
+  /// lost), plus the root finder's tolerance. Rounded up; +inf when the grid cannot resolve
+  /// the answer (e.g. eps so large that delta(eps) depends on values below ~e^-256 of the
+  /// peak, beyond the reach of the tilted FFTs).
   double error = 0.0;
   double coarse = 0.0;    ///< the computed quantity on the coarse grid
   std::int64_t grid = 0, coarse_grid = 0;
