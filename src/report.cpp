@@ -94,7 +94,7 @@ nlohmann::json to_json(const Report& report) {
     a["citation"] = r.citation;
     a["applicable"] = r.applicable;
     a["reason"] = r.reason;
-    a["kind"] = r.kind == BoundKind::upper ? "upper" : "lower";
+    a["kind"] = std::string(to_string(r.kind));
     if (r.applicable) {
       a["epsilon"] = number(*r.epsilon);
       a["delta"] = number(*r.delta);
@@ -158,6 +158,7 @@ std::string to_table(const Report& report) {
     } else {
       value = show_value(by_delta ? *r.epsilon : *r.delta);
       if (r.kind == BoundKind::lower) rest += "[lower bound] ";
+      if (r.kind == BoundKind::heuristic) rest += "[heuristic, not a guarantee] ";
       if (report.best && *report.best == i) rest += "[best] ";
       if (r.index) rest += fmt::format("index {} ", *r.index);
       for (const auto& d : r.details) rest += fmt::format("{}={} ", d.name, show_value(d.value));

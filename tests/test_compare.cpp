@@ -517,7 +517,10 @@ void expect_csv_matches_account(const std::string& compare_args, const std::stri
     const bool y_is_delta = sweep_flag == "--epsilon" || j["query"].contains("epsilon");
     std::size_t matched = 0;
     for (const auto& an : j["analyses"]) {
-      const std::string name = an["name"].get<std::string>() + (an["kind"] == "lower" ? " (lower)" : "");
+      const std::string name = an["name"].get<std::string>() +
+                               (an["kind"] == "lower"       ? " (lower)"
+                                : an["kind"] == "heuristic" ? " (heuristic)"
+                                                            : "");
       std::size_t col = 0;
       for (std::size_t i = 1; i < csv.header.size(); ++i)
         if (csv.header[i] == name) col = i;

@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "hsdp/accountant.hpp"
+#include "hsdp/analysis/analysis.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/divergence/last_iterate_heuristic.hpp"
 #include "hsdp/numerics/quadrature.hpp"
@@ -92,6 +94,41 @@ TEST(LastIterateHeuristic, MonotoneAndInverse) {
   EXPECT_THROW(hsdp::div::heuristic_log_delta(0, 0.5, 1.0, 1.0), std::invalid_argument);
   EXPECT_THROW(hsdp::div::heuristic_log_delta(5, 0.0, 1.0, 1.0), std::invalid_argument);
   EXPECT_THROW(hsdp::div::heuristic_epsilon(5, 0.5, 1.0, 1.5), std::invalid_argument);
+}
+
+}  // namespace
+
+namespace {
+
+// As an analysis: reported with kind "heuristic", never the best, even where it is smallest.
+TEST(LastIterateHeuristic, ReportedButNeverBest) {
+  hsdp::Run run;
+  run.n = 100000;
+  run.batch_size = 1000;
+  run.steps = 10000;
+  run.sampling = hsdp::Sampling::poisson;
+  run.eta = hsdp::Schedule(0.1);
+  run.noise_std = hsdp::Schedule(hsdp::noise_std_from_multiplier(1.0, 1.0, 0.1, 1000));
+  run.clip = 1.0;
+  run.adjacency = hsdp::Adjacency::remove;
+  run.release = hsdp::Release::last;
+  const auto report = hsdp::account(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(report.best);
+  const auto& best = report.analyses[*report.best];
+  EXPECT_EQ(best.kind, hsdp::BoundKind::upper);
+  bool found = false;
+  for (const auto& r : report.analyses) {
+    if (r.name != "last-iterate-heuristic") continue;
+    found = true;
+    ASSERT_TRUE(r.applicable) << r.reason;
+    EXPECT_EQ(r.kind, hsdp::BoundKind::heuristic);
+    EXPECT_EQ(hsdp::to_string(r.kind), "heuristic");
+    EXPECT_LT(*r.epsilon, *best.epsilon);  // smaller than every guarantee, still not best
+    const double e = hsdp::div::heuristic_epsilon(10000, 0.01, 1.0, 1e-5);
+    EXPECT_GE(*r.epsilon, e);  // rounded up
+    EXPECT_LE(*r.epsilon, e * (1 + 3e-9));
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -88,8 +88,8 @@ void bind_accounting(py::module_& m) {
       .def_readonly("applicable", &AnalysisResult::applicable)
       .def_readonly("reason", &AnalysisResult::reason, "Why not applicable ('' when applicable).")
       .def_property_readonly("kind", [](const AnalysisResult& r) {
-        return r.kind == BoundKind::upper ? "upper" : "lower";
-      }, "\"upper\" (a guarantee) or \"lower\" (what no analysis can beat).")
+        return std::string(to_string(r.kind));
+      }, "\"upper\" (a guarantee), \"lower\" (what no analysis can beat) or \"heuristic\" (an estimate, not a guarantee).")
       .def_property_readonly("epsilon", [](const AnalysisResult& r) { return optional_float(r.epsilon); },
                              "Epsilon (rounded up; may be inf), None when not applicable.")
       .def_property_readonly("delta", [](const AnalysisResult& r) { return optional_float(r.delta); },
@@ -105,7 +105,7 @@ void bind_accounting(py::module_& m) {
       .def("__repr__", [](const AnalysisResult& r) {
         if (!r.applicable) return fmt::format("<AnalysisResult {}: not applicable: {}>", r.name, r.reason);
         return fmt::format("<AnalysisResult {} ({}): epsilon={} delta={}>", r.name,
-                           r.kind == BoundKind::upper ? "upper" : "lower", show(*r.epsilon), show(*r.delta));
+                           to_string(r.kind), show(*r.epsilon), show(*r.delta));
       });
 
   py::class_<Report>(m, "Report", "Every analysis on one run and query, and the tightest valid upper bound.")
@@ -202,7 +202,7 @@ named `analyses`); inf when none applies.)doc")
       .def_property_readonly("name", [](const PyAnalysis& a) { return std::string(a.analysis->name()); })
       .def_property_readonly("citation", [](const PyAnalysis& a) { return std::string(a.analysis->citation()); })
       .def_property_readonly("kind", [](const PyAnalysis& a) {
-        return a.analysis->kind() == BoundKind::upper ? "upper" : "lower";
+        return std::string(to_string(a.analysis->kind()));
       })
       .def("check", [](const PyAnalysis& a, const PyRun& run) { return a.analysis->check(run.run); },
            py::arg("run"), "None when the analysis applies to `run`, else the reason.")

@@ -34,6 +34,15 @@ double Analysis::epsilon(const Run& run, double delta) const {
   return eps ? *eps : std::numeric_limits<double>::infinity();
 }
 
+std::string_view to_string(BoundKind kind) {
+  switch (kind) {
+    case BoundKind::upper: return "upper";
+    case BoundKind::lower: return "lower";
+    case BoundKind::heuristic: return "heuristic";
+  }
+  return "?";
+}
+
 double delta_upper(double log_delta) {
   if (std::isnan(log_delta)) return log_delta;
   if (log_delta >= 0.0) return 1.0;
@@ -77,7 +86,8 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     // An upper bound reports delta_upper (delta > 1 is vacuous: 1; below the smallest
     // normal double: DBL_MIN, above the true value, with the exact log delta in the note);
     // a lower bound keeps what it can represent.
-    r.delta = kind() == BoundKind::upper ? delta_upper(ld) : (ld >= 0.0 ? 1.0 : std::exp(ld));
+    // A heuristic is rounded like an upper bound (never shown smaller than computed).
+    r.delta = kind() != BoundKind::lower ? delta_upper(ld) : (ld >= 0.0 ? 1.0 : std::exp(ld));
     constexpr double kMinNormal = std::numeric_limits<double>::min();
     if (ld > -std::numeric_limits<double>::infinity() && ld < std::log(kMinNormal))
       r.note = fmt::format("delta = e^{} is below the smallest normal double; reported as {}",
@@ -87,7 +97,7 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     if (std::isnan(eps))
       throw std::logic_error(fmt::format("{}: epsilon is NaN at delta = {}", name(), *query.delta));
     r.delta = *query.delta;
-    r.epsilon = kind() == BoundKind::upper ? round_up(eps) : eps;
+    r.epsilon = kind() != BoundKind::lower ? round_up(eps) : eps;
     if (std::isinf(eps))
       r.note = fmt::format("no finite epsilon (up to 1e4) reaches delta = {}", show(*query.delta));
   } else {
@@ -115,7 +125,7 @@ const std::vector<AnalysisPtr>& all_analyses() {
       detail::make_pabi_feldman(),           detail::make_balle_mixing(),
       detail::make_composition_rdp(),        detail::make_shifted_renyi(),
       detail::make_shifted_interpolation(),  detail::make_langevin(),
-      detail::make_langevin_lower(),
+      detail::make_langevin_lower(),         detail::make_last_iterate_heuristic(),
   };
   return list;
 }

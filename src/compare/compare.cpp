@@ -268,11 +268,12 @@ Comparison compare(const CompareSpec& spec) {
       CompareCurve curve;
       curve.analysis = std::string(a->name());
       curve.kind = a->kind();
-      curve.dashed = v.dashed || curve.kind == BoundKind::lower;
+      curve.dashed = v.dashed || curve.kind != BoundKind::upper;
       curve.label = v.detail ? (v.detail_label.empty() ? curve.analysis + " " + *v.detail : v.detail_label)
                              : curve.analysis;
       if (!v.label.empty()) curve.label += fmt::format(", {}", v.label);
       if (curve.kind == BoundKind::lower) curve.label += " (lower)";
+      if (curve.kind == BoundKind::heuristic) curve.label += " (heuristic)";
       curve.ys.resize(c.xs.size());
       curve.reasons.resize(c.xs.size());
       c.curves.push_back(std::move(curve));

@@ -24,7 +24,12 @@ struct Query {
   static Query at_delta(double delta);      ///< validates 0 < delta < 1
 };
 
-enum class BoundKind { upper, lower };
+/// upper: a guarantee (can be "best", used by calibrate). lower: what no analysis can beat.
+/// heuristic: an estimate that is NOT a guarantee (printed and in JSON, never best, never
+/// calibrated for).
+enum class BoundKind { upper, lower, heuristic };
+/// "upper", "lower" or "heuristic".
+std::string_view to_string(BoundKind kind);
 
 /// A named side value of an analysis (a closed form next to the exact sum, a regret
 /// bound, the worst index, ...). Shown in the table and in JSON under "details".
