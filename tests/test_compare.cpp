@@ -386,7 +386,8 @@ TEST(Compare, CsvListsLeftOutCurvesAndDrawsLowerBoundsDashed) {
 TEST(Figures, EveryPresetRendersWithAllItsCurves) {
   const std::map<std::string, std::size_t> curves = {
       {"journal-fig2", 8}, {"isit-fig2", 6}, {"isit-fig3", 6},
-      {"langevin-fig1", 12}, {"federated-fig2", 3}, {"noisy-sgd-fig1", 2}};
+      {"langevin-fig1", 12}, {"federated-fig2", 3}, {"noisy-sgd-fig1", 2},
+      {"shifted-interpolation-ncgd", 5}};
   ASSERT_EQ(hsdp::figure_names().size(), curves.size());
   for (const auto& name : hsdp::figure_names()) {
     const hsdp::Comparison c = hsdp::compare(hsdp::figure(name, 6));
