@@ -155,18 +155,22 @@ double step_rdp(double alpha, double q, double ratio) {
     return std::isnan(v) ? kInf : std::max(0.0, v);
   };
   const double k = std::floor(alpha);
-  // Fractional orders are computed exactly where that is cheap: the Gauss-Hermite route of
-  // div::s_alpha (5-20 us where alpha/sigma <= 10 and sigma >= 0.45; taken from 0.5 on).
-  // Elsewhere the series or the adaptive quadrature take 1-20 ms, and this function is
-  // called thousands of times per eps(delta).
+  // Which route for which order (docs/analyses/shifted-renyi.md, decision 3):
+  //  * integer alpha: exact (binomial sum);
+  //  * 1 < alpha < 2: exact. The chord below would be D_2 outright (52.7 instead of 12.1 at
+  //    alpha = 1.1 in ShiftedRenyi.FractionalBelowTwoIsExact); div::s_alpha costs 5-20 us
+  //    there on the Gauss-Hermite route and 0.1-0.3 ms on the quadrature (sigma < 0.5);
+  //  * 2 < alpha <= 10: exact where the Gauss-Hermite route of div::s_alpha applies
+  //    (alpha/sigma <= 10, sigma >= 0.45; taken from 0.5 on, 5-20 us), the chord elsewhere
+  //    (the series or the adaptive quadrature take 1-20 ms there, and this function is
+  //    called thousands of times per eps(delta));
+  //  * alpha > 10: the chord.
   const bool cheap = alpha / ratio <= 10.0 && ratio >= 0.5;
-  if (alpha == k || (alpha <= 10.0 && cheap)) return at(alpha);
-  // (alpha - 1) D_alpha is convex in alpha (van Erven & Harremoes 2014, Thm 11) and 0 at
-  // alpha = 1, so the chord between the neighbouring integer orders bounds it from above (for
-  // 1 < alpha < 2 the chord from (1, 0) gives D_alpha <= D_2). The integer orders use the
+  if (alpha == k || alpha < 2.0 || (alpha <= 10.0 && cheap)) return at(alpha);
+  // (alpha - 1) D_alpha is convex in alpha (van Erven & Harremoes 2014, Thm 11), so the chord
+  // between the neighbouring integer orders bounds it from above. The integer orders use the
   // binomial sum; the chord is above the exact value by < 0.5% at alpha > 10 (measured for
   // sigma >= 1).
-  if (alpha < 2.0) return at(2.0);
   const double g0 = (k - 1.0) * at(k), g1 = k * at(k + 1.0);
   if (std::isinf(g0) || std::isinf(g1)) return kInf;
   return ((k + 1.0 - alpha) * g0 + (alpha - k) * g1) / (alpha - 1.0);
