@@ -366,6 +366,20 @@ TEST(ShiftedRenyi, FractionalBelowTwoIsExact) {
   EXPECT_GE(v, brute * (1 - 1e-5));  // the same quantity, not an under-report
 }
 
+// Every order <= 10 uses the exact S_alpha, also off the Gauss-Hermite route (ratio
+// b sigma/(2L) = 0.3 < 0.5 here): at T = 1 the bound is S_alpha(b/n, b sigma/(2L)) itself
+// (first branch of (B.2)). The chord it replaced is 26x the exact value at alpha = 2.5.
+TEST(ShiftedRenyi, FractionalUpToTenIsExactAtOneStep) {
+  const double q = 1e-4, ratio = 0.3;
+  const RunT run = sgd(10000, 1, 1, hsdp::Sampling::poisson, 0.5, 2 * ratio, 1.0, 1.0, 1.0);
+  for (double alpha : {1.1, 2.5, 3.5, 5.5, 9.5}) {
+    const double ref = s_alpha_ref(alpha, q, ratio);
+    EXPECT_NEAR(sr().rdp(run, alpha), ref, 1e-6 * ref) << alpha;
+  }
+  const double chord = (0.5 * 1 * s_alpha_ref(2, q, ratio) + 0.5 * 2 * s_alpha_ref(3, q, ratio)) / 1.5;
+  EXPECT_GT(chord, 20 * sr().rdp(run, 2.5));
+}
+
 // The optimiser over the split f and T~ (decision 2) reaches a brute-force minimum (a grid
 // of 4001 points in logit(f), golden section around the best one, exact T~) within 1e-5
 // relative on randomised instances; the first one was 0.24% above it before the per-T~

@@ -155,18 +155,14 @@ double step_rdp(double alpha, double q, double ratio) {
     return std::isnan(v) ? kInf : std::max(0.0, v);
   };
   const double k = std::floor(alpha);
-  // Which route for which order (docs/analyses/shifted-renyi.md, decision 3):
-  //  * integer alpha: exact (binomial sum);
-  //  * 1 < alpha < 2: exact. The chord below would be D_2 outright (52.7 instead of 12.1 at
-  //    alpha = 1.1 in ShiftedRenyi.FractionalBelowTwoIsExact); div::s_alpha costs 5-20 us
-  //    there on the Gauss-Hermite route and 0.1-0.3 ms on the quadrature (sigma < 0.5);
-  //  * 2 < alpha <= 10: exact where the Gauss-Hermite route of div::s_alpha applies
-  //    (alpha/sigma <= 10, sigma >= 0.45; taken from 0.5 on, 5-20 us), the chord elsewhere
-  //    (the series or the adaptive quadrature take 1-20 ms there, and this function is
-  //    called thousands of times per eps(delta));
-  //  * alpha > 10: the chord.
-  const bool cheap = alpha / ratio <= 10.0 && ratio >= 0.5;
-  if (alpha == k || alpha < 2.0 || (alpha <= 10.0 && cheap)) return at(alpha);
+  // Which route for which order (docs/analyses/shifted-renyi.md, decision 3): integer alpha
+  // and every alpha <= 10 exactly (div::s_alpha: Gauss-Hermite 5-20 us, the series a few
+  // us where it converges fast, else the quadrature of A - 1, 0.1-0.3 ms); fractional
+  // alpha > 10 by the chord below. Until issue 11 the chord was also used at alpha <= 10 off
+  // the Gauss-Hermite route, where it is far from tight: below alpha = 2 it is D_2 itself
+  // (52.7 instead of 12.1 at alpha = 1.1 in ShiftedRenyi.FractionalBelowTwoIsExact), and at
+  // alpha = 2.5, sigma = 0.3, q = 1e-4 it is 26x the exact value.
+  if (alpha == k || alpha <= 10.0) return at(alpha);
   // (alpha - 1) D_alpha is convex in alpha (van Erven & Harremoes 2014, Thm 11), so the chord
   // between the neighbouring integer orders bounds it from above. The integer orders use the
   // binomial sum; the chord is above the exact value by < 0.5% at alpha > 10 (measured for
