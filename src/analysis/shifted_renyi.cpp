@@ -240,8 +240,9 @@ double split_branch(const Setup& st, double alpha, double f, Optimum& best,
 }
 
 /// Outer minimisation of (B.2)/(B.3) over the split f = sigma1^2/sigma^2 in (0, 1): a grid in
-/// logit(f), then golden-section refinement around the best grid point. The paper suggests
-/// a ternary search over sigma1 (App. B.2), which assumes unimodality; the grid does not.
+/// logit(f), golden-section refinement around the best grid point, then the same with T~
+/// fixed at the neighbours of the best T~ (see below). The paper suggests a ternary search
+/// over sigma1 (App. B.2), which assumes unimodality; the grid does not.
 void optimise_split(const Setup& st, double alpha, Optimum& best) {
   constexpr std::int64_t kRefineT = 100;
   if (st.T < 2 || !std::isfinite(st.D)) return;
