@@ -77,4 +77,27 @@ void BM_EpsilonAtDelta(benchmark::State& state) {
 }
 BENCHMARK(BM_EpsilonAtDelta)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
+// The same answer for a run whose noise is below half the sensitivity of a step (the ratio
+// b sigma2 / (2L) < 0.36, issue 11): S_alpha at fractional orders <= 10 leaves the
+// Gauss-Hermite route for the series or the quadrature of A - 1 (0.1-0.3 ms per order).
+void BM_EpsilonAtDelta_SmallNoise(benchmark::State& state) {
+  hsdp::Run run;
+  run.n = 50;
+  run.steps = 1000;
+  run.batch_size = 5;
+  run.sampling = hsdp::Sampling::poisson;
+  run.eta = hsdp::Schedule(0.49775453555741045);
+  run.noise_std = hsdp::Schedule(0.49775453555741045 * 0.2878516096941896 * v_sigma / 4.0);
+  run.loss.lipschitz = 2.0089538072022917;
+  run.loss.smoothness = 0.1223415974187697;
+  run.diameter = 0.9542715805005326;
+  run.release = hsdp::Release::last;
+  for (auto _ : state) {
+    const double delta = v_delta;
+    double eps = analysis().epsilon(run, delta);
+    benchmark::DoNotOptimize(eps);
+  }
+}
+BENCHMARK(BM_EpsilonAtDelta_SmallNoise)->Unit(benchmark::kMillisecond);
+
 }  // namespace

@@ -155,18 +155,18 @@ double step_rdp(double alpha, double q, double ratio) {
     return std::isnan(v) ? kInf : std::max(0.0, v);
   };
   const double k = std::floor(alpha);
-  // Fractional orders are computed exactly where that is cheap: the Gauss-Hermite route of
-  // div::s_alpha (5-20 us where alpha/sigma <= 10 and sigma >= 0.45; taken from 0.5 on).
-  // Elsewhere the series or the adaptive quadrature take 1-20 ms, and this function is
-  // called thousands of times per eps(delta).
-  const bool cheap = alpha / ratio <= 10.0 && ratio >= 0.5;
-  if (alpha == k || (alpha <= 10.0 && cheap)) return at(alpha);
-  // (alpha - 1) D_alpha is convex in alpha (van Erven & Harremoes 2014, Thm 11) and 0 at
-  // alpha = 1, so the chord between the neighbouring integer orders bounds it from above (for
-  // 1 < alpha < 2 the chord from (1, 0) gives D_alpha <= D_2). The integer orders use the
+  // Which route for which order (docs/analyses/shifted-renyi.md, decision 3): integer alpha
+  // and every alpha <= 10 exactly (div::s_alpha: Gauss-Hermite 5-20 us, the series a few
+  // us where it converges fast, else the quadrature of A - 1, 0.1-0.3 ms); fractional
+  // alpha > 10 by the chord below. Until issue 11 the chord was also used at alpha <= 10 off
+  // the Gauss-Hermite route, where it is far from tight: below alpha = 2 it is D_2 itself
+  // (52.7 instead of 12.1 at alpha = 1.1 in ShiftedRenyi.FractionalBelowTwoIsExact), and at
+  // alpha = 2.5, sigma = 0.3, q = 1e-4 it is 26x the exact value.
+  if (alpha == k || alpha <= 10.0) return at(alpha);
+  // (alpha - 1) D_alpha is convex in alpha (van Erven & Harremoes 2014, Thm 11), so the chord
+  // between the neighbouring integer orders bounds it from above. The integer orders use the
   // binomial sum; the chord is above the exact value by < 0.5% at alpha > 10 (measured for
   // sigma >= 1).
-  if (alpha < 2.0) return at(2.0);
   const double g0 = (k - 1.0) * at(k), g1 = k * at(k + 1.0);
   if (std::isinf(g0) || std::isinf(g1)) return kInf;
   return ((k + 1.0 - alpha) * g0 + (alpha - k) * g1) / (alpha - 1.0);
@@ -184,25 +184,32 @@ std::int64_t argmin_convex(const G& g, std::int64_t lo, std::int64_t hi) {
 }
 
 /// The second branch of (B.2) / (B.3) / (5.7) at a fixed split f = sigma1^2/sigma^2 in (0,1):
-/// min over T~ in 1..T-1 of (T~ + 1) Q + PABI(T~). Offers every evaluated point to `best`.
-/// Returns Q (every value of this branch is >= 2 Q).
-double split_branch(const Setup& st, double alpha, double f, Optimum& best) {
+/// min over T~ in 1..T-1 of (T~ + 1) Q + PABI(T~), or its value at T~ = fixed_tt when
+/// fixed_tt > 0. Offers every evaluated point to `best`. Returns Q (every value of this
+/// branch is >= 2 Q).
+double split_branch(const Setup& st, double alpha, double f, Optimum& best,
+                    std::int64_t fixed_tt = 0) {
   if (st.T < 2) return kInf;  // T~ in {1, ..., T-1} is empty
   const double Q = step_rdp(alpha, st.q, std::sqrt(1.0 - f) * st.ratio);
   if (std::isinf(Q)) return Q;
   const double aD2 = alpha * st.D * st.D;
   const std::int64_t hi = st.T - 1;
+  if (fixed_tt > hi) return Q;
   if (!st.constant) {
     // (5.7) with the optimal a_t of Prop. 3.2 (a_t proportional to the variance s1_t^2 of
     // the split noise): PABI = alpha D^2 / (2 f sum_{last T~ steps} s_t^2). The paper's
     // a_t = D eta_t / sum eta_t is one feasible choice; by Cauchy-Schwarz it gives a larger
     // value (T~ alpha D^2 / (2 sigma1^2 (sum eta_t)^2) >= alpha D^2/(2 sigma1^2 sum eta_t^2)).
     // The Y_t of the window are those of the last T~ steps (proof of Thm 3.1, Step 3b).
+    auto g = [&](std::int64_t tt) {
+      return static_cast<double>(tt + 1) * Q +
+             aD2 / (2.0 * f * st.tail[static_cast<std::size_t>(tt)]);
+    };
     double v_best = kInf;
     std::int64_t t_best = 0;
-    for (std::int64_t tt = 1; tt <= hi; ++tt) {
-      const double v = static_cast<double>(tt + 1) * Q +
-                       aD2 / (2.0 * f * st.tail[static_cast<std::size_t>(tt)]);
+    for (std::int64_t tt = fixed_tt > 0 ? fixed_tt : 1; tt <= (fixed_tt > 0 ? fixed_tt : hi);
+         ++tt) {
+      const double v = g(tt);
       if (v < v_best) { v_best = v; t_best = tt; }
     }
     best.offer(v_best, Branch::split, t_best, f);
@@ -218,7 +225,7 @@ double split_branch(const Setup& st, double alpha, double f, Optimum& best) {
       const double frac = st.c > 0 ? (1.0 - st.c * st.c) * std::exp(x) / -std::expm1(x) : 0.0;
       return static_cast<double>(tt + 1) * Q + aD2 * frac / (2.0 * s1sq);
     };
-    const std::int64_t tt = argmin_convex(g, 1, hi);
+    const std::int64_t tt = fixed_tt > 0 ? fixed_tt : argmin_convex(g, 1, hi);
     best.offer(g(tt), Branch::strongly_convex, tt, f);
     return Q;
   }
@@ -227,24 +234,30 @@ double split_branch(const Setup& st, double alpha, double f, Optimum& best) {
   auto g = [&](std::int64_t tt) {
     return static_cast<double>(tt + 1) * Q + aD2 / (2.0 * s1sq * static_cast<double>(tt));
   };
-  const std::int64_t tt = argmin_convex(g, 1, hi);
+  const std::int64_t tt = fixed_tt > 0 ? fixed_tt : argmin_convex(g, 1, hi);
   best.offer(g(tt), Branch::split, tt, f);
   return Q;
 }
 
 /// Outer minimisation of (B.2)/(B.3) over the split f = sigma1^2/sigma^2 in (0, 1): a grid in
-/// logit(f), then golden-section refinement around the best grid point. The paper suggests
-/// a ternary search over sigma1 (App. B.2), which assumes unimodality; the grid does not.
+/// logit(f), golden-section refinement around the best grid point, then the same with T~
+/// fixed at the neighbours of the best T~ (see below). The paper suggests a ternary search
+/// over sigma1 (App. B.2), which assumes unimodality; the grid does not.
 void optimise_split(const Setup& st, double alpha, Optimum& best) {
+  constexpr std::int64_t kRefineT = 100;
   if (st.T < 2 || !std::isfinite(st.D)) return;
   auto f_of = [](double u) { return 1.0 / (1.0 + std::exp(-u)); };
   double last_q = 0;
-  auto eval = [&](double u) {
+  Optimum split_best;  // the best point of this branch (best may hold the composition one)
+  double u_split = 0;
+  auto eval_at = [&](double u, std::int64_t fixed_tt) {
     Optimum local;
-    last_q = split_branch(st, alpha, f_of(u), local);
+    last_q = split_branch(st, alpha, f_of(u), local, fixed_tt);
     best.offer(local.epsilon, local.branch, local.t_tilde, local.split);
+    if (local.epsilon < split_best.epsilon) { split_best = local; u_split = u; }
     return local.epsilon;
   };
+  auto eval = [&](double u) { return eval_at(u, 0); };
   constexpr int kGrid = 16;
   constexpr double kLo = -12.0, kHi = 12.0;
   double u_best = kLo, v_best = kInf;
@@ -268,6 +281,33 @@ void optimise_split(const Setup& st, double alpha, Optimum& best) {
       b = x2; x2 = x1; f2 = f1; x1 = b - r * (b - a); f1 = eval(x1);
     } else {
       a = x1; x1 = x2; f1 = f2; x2 = a + r * (b - a); f2 = eval(x2);
+    }
+  }
+  // The branch is min over the integer T~ of h_T~(f) = (T~ + 1) Q(f) + PABI(T~, f), each
+  // unimodal in f; their minimum can have several local minima (the minimiser of h_T~ for
+  // more than one T~, each inside the range of f where its T~ is the best), and the golden
+  // section above finds one of them: up to 0.24% above the true minimum when T~ is small
+  // (randomised search against brute force, T~ = 2..11). So the neighbouring T~ - 1 and
+  // T~ + 1 are minimised over f too, each with T~ fixed (unimodal: golden section). Past
+  // T~ = 100 the local minima differ by < 1e-6 relative (same search) and this is skipped.
+  const std::int64_t t_star = split_best.t_tilde;
+  if (t_star < 1 || t_star > kRefineT) return;
+  const double u_star = u_split;
+  for (const std::int64_t tt : {t_star - 1, t_star + 1}) {
+    if (tt < 1) continue;
+    a = std::max(kLo, u_star - h);
+    b = std::min(kHi, u_star + h);
+    x1 = b - r * (b - a);
+    x2 = a + r * (b - a);
+    f1 = eval_at(x1, tt);
+    f2 = eval_at(x2, tt);
+    // 16 steps: the bracket shrinks to 1e-3 in logit(f), ~1e-6 relative in the value.
+    for (int it = 0; it < 16; ++it) {
+      if (f1 <= f2) {
+        b = x2; x2 = x1; f2 = f1; x1 = b - r * (b - a); f1 = eval_at(x1, tt);
+      } else {
+        a = x1; x1 = x2; f1 = f2; x2 = a + r * (b - a); f2 = eval_at(x2, tt);
+      }
     }
   }
 }
