@@ -138,7 +138,9 @@ Setup make_setup(const Run& run) {
     const double M = *run.loss.smoothness;
     if (lambda <= M && st.eta <= 2.0 / (M + lambda)) {
       const double c2 = 1.0 - 2.0 * st.eta * M * lambda / (M + lambda);
-      st.c = std::sqrt(std::clamp(c2, 0.0, 1.0));
+      // Rounded up (two ulps cover the rounding of c2 and of the square root): the bound of
+      // (B.3) increases with c, so a factor below the true one would understate it.
+      st.c = std::min(1.0, std::nextafter(std::nextafter(std::sqrt(std::clamp(c2, 0.0, 1.0)), 2.0), 2.0));
     }
   }
   return st;
