@@ -843,8 +843,10 @@ double PrivacyLoss::pmf_epsilon(double target) const {
   if (!(r > 0)) return loss(k);  // pmf_delta(l_k) <= target with nothing above: l_k or less
   double e = std::min(loss(k), loss(k) + std::log(r));
   if (k > 0) e = std::max(e, loss(k - 1));
-  // Conservative end: step up until the stored law meets the target (a few ulps at most).
-  for (int i = 0; i < 200 && e < loss(k) && pmf_delta(e) > target; ++i)
+  // Conservative end: step up until the stored law meets the target (a few ulps at most),
+  // checked with the in-cell form S0 - e^{eps - l_k} A (exact algebra of pmf_delta there).
+  auto in_cell = [&](double x) { return s0 - std::exp(x - loss(k)) * a; };
+  for (int i = 0; i < 200 && e < loss(k) && in_cell(e) > target; ++i)
     e = std::min(loss(k), e + std::max(4 * kEps * std::abs(e), 1e-300) * std::ldexp(1.0, std::min(i, 60)));
   return e;
 }
