@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <boost/math/special_functions/erf.hpp>
 #include <cmath>
-#include <cstdlib>
 #include <complex>
 #include <limits>
 #include <map>
@@ -110,7 +109,7 @@ LossLaw normal_mixture_law(std::vector<Component> p, std::vector<Component> q, d
   return law;
 }
 
-// A finite l with f(l) <= target, searched outward from `start` by doubling, then refined
+// A finite l with f(l) <= target, searched outward from 0 in `direction` by doubling, then refined
 // by bisection (f monotone; tails of a law).
 double tail_point(const std::function<double(double)>& f, double target, double direction) {
   double near = 0.0, far = direction;
@@ -613,7 +612,7 @@ PrivacyLoss PrivacyLoss::compose(
   // P(S <= s) <= exp(K(-t) + t s), K the log-mgf of the sum = sum of counts x log-mgfs.
   const double log_tol = std::log(options.truncation_mass);
   double lo = static_cast<double>(offset_sum) * h, hi = static_cast<double>(top_sum) * h;
-  const double support_lo = lo, support_hi = hi;
+  const double support_hi = hi;
   std::vector<double> lambdas;
   for (int e = -4; e <= 7; ++e) lambdas.push_back(std::ldexp(1.0, e));
   std::vector<double> k_pos(lambdas.size()), k_neg(lambdas.size());
@@ -710,7 +709,6 @@ PrivacyLoss PrivacyLoss::compose(
   out.pmf_ = std::move(pmf);
   out.slack_ = slack + upper_tail + fft_error;
   out.trim();
-  (void)support_lo;
   return out;
 }
 
@@ -811,7 +809,7 @@ double PrivacyLoss::log_delta(double eps) const {
   const double d = std::min(1.0, pmf_delta(eps) + margin);
   double ld = std::log(d);
   // The RDP route where the margins dominate (tiny delta, eps beyond the grid).
-  if (!rdp_.empty() && (margin >= 1e-2 * d || d < 1e-250) && eps >= 0)
+  if (!rdp_.empty() && (margin >= 1e-2 * d || d < 1e-250 || interval_ > 1e-2) && eps >= 0)
     ld = std::min(ld, rdp_log_delta(eps));
   return ld;
 }
@@ -836,9 +834,7 @@ double PrivacyLoss::pmf_epsilon(double target) const {
     a = pmf_[k] + eh * a;
     if (k == 0 || s0 - eh * a > target) break;
   }
-  if (s0 - eh * a <= target && k == 0) {
-    // The target is met at l_{-1} already: below the lowest loss the same formula holds.
-  }
+  // (k == 0 with the target met at l_0 too: below the lowest loss the same formula holds.)
   const double r = (s0 - target) / a;
   if (!(r > 0)) return loss(k);  // pmf_delta(l_k) <= target with nothing above: l_k or less
   double e = std::min(loss(k), loss(k) + std::log(r));
@@ -855,7 +851,8 @@ double PrivacyLoss::epsilon(double delta) const {
   require_open("delta", delta, 0.0, 1.0);
   const double margin = inf_mass_ + slack_;
   double e = pmf_epsilon(delta - margin);
-  if (!rdp_.empty() && (!(e < kInf) || margin >= 1e-2 * delta)) {
+  // The RDP route where the grid's answer is weak: margins dominate, or a coarse grid.
+  if (!rdp_.empty() && (!(e < kInf) || margin >= 1e-2 * delta || interval_ > 1e-2)) {
     RdpCurve curve{[this](double a) { return rdp(a); }};
     e = std::min(e, best_epsilon(curve, delta).value);
   }
