@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "hsdp/accountant.hpp"
+#include "hsdp/analysis/analysis.hpp"
 #include "hsdp/divergence/pld.hpp"
 #include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
@@ -354,6 +356,76 @@ TEST(Pld, BadOptionsNameTheParameter) {
                hsdp::InvalidArgument);
   EXPECT_THROW((void)Pld::sampled_gaussian(0.5, -1.0, Subsampling::poisson, Neighbours::remove),
                hsdp::InvalidArgument);
+}
+
+
+// ------------------------------------------------------------------ the analysis
+
+hsdp::Run dpsgd_run(std::int64_t n, std::int64_t b, std::int64_t steps, double z,
+                    hsdp::Sampling sampling, hsdp::Adjacency adj = hsdp::Adjacency::remove) {
+  hsdp::Run run;
+  run.n = n;
+  run.batch_size = b;
+  run.steps = steps;
+  run.sampling = sampling;
+  run.eta = hsdp::Schedule(0.5);
+  run.noise_std = hsdp::Schedule(hsdp::noise_std_from_multiplier(z, 1.0, 0.5, b));
+  run.clip = 1.0;
+  run.adjacency = adj;
+  run.release = hsdp::Release::every;
+  run.validate();
+  return run;
+}
+
+TEST(CompositionPld, IsTheLibraryPldOfTheRunAndBeatsRdp) {
+  const auto pld = hsdp::find_analysis("composition-pld");
+  const auto rdp = hsdp::find_analysis("composition-rdp");
+  const auto run = dpsgd_run(60000, 600, 10000, 1.0, hsdp::Sampling::poisson);
+  const auto r = pld->evaluate(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(r.applicable) << r.reason;
+  EXPECT_GE(*r.epsilon, dpsgd(0.01, 1.0, 10000).epsilon(1e-5));  // rounded up
+  EXPECT_LE(*r.epsilon, dpsgd(0.01, 1.0, 10000).epsilon(1e-5) * (1 + 2e-9));
+  // The accountant's best for release = every.
+  const auto report = hsdp::account(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_EQ(report.analyses[*report.best].name, "composition-pld");
+  // delta at eps: consistent with eps at delta.
+  const auto d = pld->evaluate(run, hsdp::Query::at_epsilon(*r.epsilon));
+  EXPECT_LE(*d.delta, 1e-5 * (1 + 1e-6));
+  // Every batch policy and adjacency: applicable, never above composition-rdp.
+  for (auto sampling : {hsdp::Sampling::full, hsdp::Sampling::poisson, hsdp::Sampling::fixed,
+                        hsdp::Sampling::shuffle, hsdp::Sampling::cyclic})
+    for (auto adj : {hsdp::Adjacency::remove, hsdp::Adjacency::replace}) {
+      const auto b = sampling == hsdp::Sampling::full ? 1000 : 50;
+      const auto run2 = dpsgd_run(1000, b, 200, 1.5, sampling, adj);
+      const auto a = pld->evaluate(run2, hsdp::Query::at_delta(1e-6));
+      const auto c = rdp->evaluate(run2, hsdp::Query::at_delta(1e-6));
+      ASSERT_TRUE(a.applicable) << a.reason;
+      EXPECT_LE(*a.epsilon, *c.epsilon * (1 + 1e-9)) << hsdp::to_string(sampling);
+    }
+}
+
+TEST(CompositionPld, ScheduleTinyNoiseAndLaplace) {
+  const auto pld = hsdp::find_analysis("composition-pld");
+  // A step-size schedule: thousands of distinct noise multipliers, bucketed downwards.
+  auto run = dpsgd_run(60000, 600, 2000, 1.0, hsdp::Sampling::poisson);
+  run.eta = hsdp::make_schedule(hsdp::ScheduleShape::inv_sqrt, 0.5, 2000);
+  run.validate();
+  const auto r = pld->evaluate(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(r.applicable) << r.reason;
+  EXPECT_TRUE(std::isfinite(*r.epsilon));
+  EXPECT_LE(*r.epsilon, *hsdp::find_analysis("composition-rdp")->evaluate(run, hsdp::Query::at_delta(1e-5)).epsilon);
+  // Tiny noise: the loss range exceeds every grid; the RDP route answers, no exception.
+  const auto tiny = dpsgd_run(100, 100, 10, 1e-4, hsdp::Sampling::full);
+  const auto t = pld->evaluate(tiny, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(t.applicable);
+  EXPECT_GT(*t.epsilon, 1e6);
+  // Laplace noise: not applicable, with the reason.
+  auto lap = dpsgd_run(100, 10, 10, 1.0, hsdp::Sampling::poisson);
+  lap.noise = hsdp::NoiseKind::laplace;
+  const auto l = pld->evaluate(lap, hsdp::Query::at_delta(1e-5));
+  EXPECT_FALSE(l.applicable);
+  EXPECT_NE(l.reason.find("Gaussian"), std::string::npos);
 }
 
 }  // namespace
