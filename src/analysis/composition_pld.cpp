@@ -65,6 +65,10 @@ std::optional<div::Pld> composed(const Run& run) {
   }
   div::PldOptions o;
   o.max_length = std::int64_t{1} << 20;
+  // 40 grid cells per std of one step's loss (the library default is 10): DP-SGD at
+  // q = 0.01, z = 1, T = 10^4 gives 6.1882 in ~12 ms instead of 6.1910 in ~3 ms
+  // (dp_accounting: 6.1877 in 523 ms); a whole account stays well under 50 ms.
+  o.cells = 40.0;
   for (;;) {
     try {
       return div::compose_steps(steps, o);

@@ -144,6 +144,7 @@ void validate(const PldOptions& o) {
   require_range("pld.max_length", o.max_length, std::int64_t{1} << 10, std::int64_t{1} << 28);
   require_range("pld.refinement", o.refinement, 0, 64);
   require_range("pld.block", o.block, 0, 1000000);
+  require_closed("pld.cells", o.cells, 1.0, 1000.0);
 }
 
 // ------------------------------------------------------------------ GDP helpers
@@ -614,7 +615,7 @@ PrivacyLoss PrivacyLoss::compose(
   double lo = static_cast<double>(offset_sum) * h, hi = static_cast<double>(top_sum) * h;
   const double support_hi = hi;
   std::vector<double> lambdas;
-  for (int e = -4; e <= 7; ++e) lambdas.push_back(std::ldexp(1.0, e));
+  for (int e = -4; e <= 8; e += 2) lambdas.push_back(std::ldexp(1.0, e));  // 1/16 .. 256
   std::vector<double> k_pos(lambdas.size()), k_neg(lambdas.size());
   for (std::size_t i = 0; i < lambdas.size(); ++i) {
     double kp = 0, kn = 0;
@@ -983,7 +984,7 @@ Pld compose_steps(std::span<const PldSteps> steps, const PldOptions& options) {
       coarse = step.mechanism(options);
       const double sd = std::min(loss_std(coarse->first()), loss_std(coarse->second()));
       r = 1;
-      while (r < 64 && static_cast<double>(r) * sd < 10.0 * options.interval) r *= 2;
+      while (r < 64 && static_cast<double>(r) * sd < options.cells * options.interval) r *= 2;
       if (step.count == 1) r = 1;
     }
     if (r == 1) {
