@@ -233,6 +233,35 @@ TEST(Pld, ReplaceOneTargets) {
   }
 }
 
+TEST(Pld, PrvAccountantGaussianCases) {
+  // microsoft/prv_accountant tests/test_accountant.py: the Gaussian mechanism through the
+  // Poisson-subsampled interface with q = 1 -- z = 100, 10^4 compositions (mu = 1), and
+  // 50 steps at z = 10 with 50 at z = 5 (mu = sqrt(0.5 + 2)); delta at eps = 4 bracketed
+  // around the exact GDP value. Ours: from above, within 1e-3 relative + the stated error.
+  const PldSteps homo{[](const PldOptions& o) {
+                        return Pld::sampled_gaussian(1.0, 100.0, Subsampling::poisson, Neighbours::remove, o);
+                      },
+                      10000};
+  const double exact_a = exact_gauss(4.0, 1.0);
+  // Library default (10 cells per step std, no refinement here): within 2%.
+  const Pld fast = hsdp::div::compose_steps({&homo, 1});
+  EXPECT_GE(fast.delta(4.0), exact_a);
+  EXPECT_LE(fast.delta(4.0), exact_a * 1.02 + fast.first().error_bound());
+  // 40 cells (what composition-pld uses; refinement 4, blocks of 16): within 3e-3.
+  PldOptions o;
+  o.cells = 40;
+  const Pld a = hsdp::div::compose_steps({&homo, 1}, o);
+  EXPECT_GE(a.delta(4.0), exact_a);
+  EXPECT_LE(a.delta(4.0), exact_a * (1 + 3e-3) + a.first().error_bound());
+  const PldSteps hetero[] = {
+      {[](const PldOptions& o) { return Pld::sampled_gaussian(1.0, 10.0, Subsampling::poisson, Neighbours::remove, o); }, 50},
+      {[](const PldOptions& o) { return Pld::sampled_gaussian(1.0, 5.0, Subsampling::poisson, Neighbours::remove, o); }, 50}};
+  const Pld b = hsdp::div::compose_steps(hetero);
+  const double exact_b = exact_gauss(4.0, std::sqrt(50 * 0.01 + 50 * 0.04));
+  EXPECT_GE(b.delta(4.0), exact_b);
+  EXPECT_LE(b.delta(4.0), exact_b * (1 + 1e-3) + b.first().error_bound());
+}
+
 TEST(Pld, NeverAboveCompositionRdp) {
   for (auto [q, z, t] : {std::tuple{0.01, 1.0, 10000}, std::tuple{0.04, 1.5, 2250},
                          std::tuple{0.1, 0.8, 100}, std::tuple{1.0, 5.0, 50},
