@@ -59,6 +59,29 @@ BENCHMARK(BM_DpSgdEpsilon)
     ->Args({25000, 300, 8000, 1, 0})    // replace-one
     ->Unit(benchmark::kMillisecond);
 
+// What composition-pld computes (40 grid cells per step std: refinement where a step's loss
+// is narrow), for the runs.
+void BM_AnalysisSetting(benchmark::State& state) {
+  const double q = state.range(0) / 1e6, z = state.range(1) / 100.0;
+  const std::int64_t t = state.range(2);
+  const Neighbours nb = state.range(3) ? Neighbours::replace : Neighbours::remove;
+  PldOptions o;
+  o.cells = 40;
+  double eps = 0;
+  for (auto _ : state) {
+    eps = dpsgd_epsilon(opaque(q), opaque(z), t, nb, o);
+    benchmark::DoNotOptimize(eps);
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "q=%g z=%g T=%lld %s cells=40 eps=%.5f", q, z,
+                static_cast<long long>(t), state.range(3) ? "replace" : "add/remove", eps);
+  state.SetLabel(buf);
+}
+BENCHMARK(BM_AnalysisSetting)
+    ->Args({10000, 100, 10000, 0})
+    ->Args({25000, 300, 2000, 1})
+    ->Unit(benchmark::kMillisecond);
+
 // eps(delta) alone on an already composed PLD (what calibration loops call).
 void BM_EpsilonQuery(benchmark::State& state) {
   const PldSteps steps{[](const PldOptions& oo) {
