@@ -123,9 +123,10 @@ const std::vector<AnalysisPtr>& all_analyses() {
       detail::make_contraction_random_stop(), detail::make_federated(),
       detail::make_federated_random_stop(), detail::make_online_gd(),
       detail::make_pabi_feldman(),           detail::make_balle_mixing(),
-      detail::make_composition_rdp(),        detail::make_shifted_renyi(),
-      detail::make_shifted_interpolation(),  detail::make_langevin(),
-      detail::make_langevin_lower(),         detail::make_last_iterate_heuristic(),
+      detail::make_composition_rdp(),        detail::make_composition_pld(),
+      detail::make_shifted_renyi(),          detail::make_shifted_interpolation(),
+      detail::make_langevin(),               detail::make_langevin_lower(),
+      detail::make_last_iterate_heuristic(),
   };
   return list;
 }

@@ -30,6 +30,7 @@
 #include "hsdp/analysis/rdp_analysis.hpp"
 #include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
+#include "composition_params.hpp"
 #include "registry.hpp"
 
 namespace hsdp::detail {
@@ -37,52 +38,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-struct Params {
-  double q = 1.0;
-  div::Subsampling scheme = div::Subsampling::poisson;
-  div::Neighbours neighbours = div::Neighbours::remove;
-  double clip = 1.0;
-  // distinct noise multipliers z with their multiplicities (sum = steps)
-  std::map<double, std::int64_t> z_counts;
-};
-
-Params params(const Run& run) {
-  Params p;
-  p.clip = run.clip ? *run.clip : *run.loss.lipschitz;
-  p.neighbours =
-      run.adjacency == Adjacency::replace ? div::Neighbours::replace : div::Neighbours::remove;
-  const double b = static_cast<double>(run.batch_size), n = static_cast<double>(run.n);
-  switch (run.sampling) {
-    case Sampling::poisson: p.q = std::min(1.0, b / n); p.scheme = div::Subsampling::poisson; break;
-    case Sampling::fixed: p.q = std::min(1.0, b / n); p.scheme = div::Subsampling::fixed; break;
-    default: p.q = 1.0; p.scheme = div::Subsampling::poisson; break;
-  }
-  auto z_at = [&](std::int64_t t) { return run.noise_std.at(t) * b / (run.eta.at(t) * p.clip); };
-  if (run.eta.is_constant() && run.noise_std.is_constant()) {
-    p.z_counts[z_at(1)] = run.steps;
-  } else {
-    for (std::int64_t t = 1; t <= run.steps; ++t) ++p.z_counts[z_at(t)];
-  }
-  if (run.sampling == Sampling::cyclic && run.adjacency == Adjacency::replace) {
-    // Cyclic batches over a fixed order, replace-one: positions do not move, and the record
-    // at position p (0-based) is in the batch of exactly ceil((T b - p)/n) steps, at most
-    // k = ceil(T b / n). The other steps do not read it, so (every iterate released,
-    // adaptive composition) they add no privacy loss. Charge the k steps with the smallest
-    // noise multiplier (a superset of any record's steps in the worst case). Under
-    // add/remove the positions shift, so no such count is used there.
-    const double tb = static_cast<double>(run.steps) * static_cast<double>(run.batch_size);
-    std::int64_t k = std::min<std::int64_t>(
-        run.steps, static_cast<std::int64_t>(std::ceil(tb / static_cast<double>(run.n))));
-    std::map<double, std::int64_t> kept;
-    for (const auto& [z, count] : p.z_counts) {
-      if (k <= 0) break;
-      kept[z] = std::min(count, k);
-      k -= kept[z];
-    }
-    p.z_counts = std::move(kept);
-  }
-  return p;
-}
+using Params = CompositionParams;
+Params params(const Run& run) { return composition_params(run); }
 
 class CompositionRdp final : public RdpAnalysis {
  public:
@@ -130,6 +87,44 @@ class CompositionRdp final : public RdpAnalysis {
 // (cheap next to the divergence itself for constant schedules).
 
 }  // namespace
+
+CompositionParams composition_params(const Run& run) {
+  CompositionParams p;
+  p.clip = run.clip ? *run.clip : *run.loss.lipschitz;
+  p.neighbours =
+      run.adjacency == Adjacency::replace ? div::Neighbours::replace : div::Neighbours::remove;
+  const double b = static_cast<double>(run.batch_size), n = static_cast<double>(run.n);
+  switch (run.sampling) {
+    case Sampling::poisson: p.q = std::min(1.0, b / n); p.scheme = div::Subsampling::poisson; break;
+    case Sampling::fixed: p.q = std::min(1.0, b / n); p.scheme = div::Subsampling::fixed; break;
+    default: p.q = 1.0; p.scheme = div::Subsampling::poisson; break;
+  }
+  auto z_at = [&](std::int64_t t) { return run.noise_std.at(t) * b / (run.eta.at(t) * p.clip); };
+  if (run.eta.is_constant() && run.noise_std.is_constant()) {
+    p.z_counts[z_at(1)] = run.steps;
+  } else {
+    for (std::int64_t t = 1; t <= run.steps; ++t) ++p.z_counts[z_at(t)];
+  }
+  if (run.sampling == Sampling::cyclic && run.adjacency == Adjacency::replace) {
+    // Cyclic batches over a fixed order, replace-one: positions do not move, and the record
+    // at position p (0-based) is in the batch of exactly ceil((T b - p)/n) steps, at most
+    // k = ceil(T b / n). The other steps do not read it, so (every iterate released,
+    // adaptive composition) they add no privacy loss. Charge the k steps with the smallest
+    // noise multiplier (a superset of any record's steps in the worst case). Under
+    // add/remove the positions shift, so no such count is used there.
+    const double tb = static_cast<double>(run.steps) * static_cast<double>(run.batch_size);
+    std::int64_t k = std::min<std::int64_t>(
+        run.steps, static_cast<std::int64_t>(std::ceil(tb / static_cast<double>(run.n))));
+    std::map<double, std::int64_t> kept;
+    for (const auto& [z, count] : p.z_counts) {
+      if (k <= 0) break;
+      kept[z] = std::min(count, k);
+      k -= kept[z];
+    }
+    p.z_counts = std::move(kept);
+  }
+  return p;
+}
 
 AnalysisPtr make_composition_rdp() { return std::make_shared<CompositionRdp>(); }
 

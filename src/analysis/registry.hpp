@@ -14,6 +14,7 @@ AnalysisPtr make_online_gd();                // online_gd.cpp
 AnalysisPtr make_pabi_feldman();             // rdp_comparisons.cpp
 AnalysisPtr make_balle_mixing();             // rdp_comparisons.cpp
 AnalysisPtr make_composition_rdp();          // composition.cpp
+AnalysisPtr make_composition_pld();          // composition_pld.cpp
 AnalysisPtr make_langevin();                 // langevin.cpp
 AnalysisPtr make_langevin_lower();           // langevin.cpp (Thm 3, a lower bound)
 AnalysisPtr make_shifted_renyi();            // shifted_renyi.cpp

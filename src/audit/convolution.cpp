@@ -8,15 +8,15 @@
 #include <new>
 #include <stdexcept>
 
+#include "../numerics/fftw_planner.hpp"
+
 namespace hsdp::audit::detail {
 
 namespace {
 
 // FFTW's planner is not thread-safe; execution of distinct plans on distinct arrays is.
-std::mutex& planner_mutex() {
-  static std::mutex m;
-  return m;
-}
+// The lock is shared with every other FFTW user of the library (src/divergence/pld.cpp).
+std::mutex& planner_mutex() { return num::detail::fftw_planner_mutex(); }
 
 // Smallest 2^a 3^b 5^c 7^d >= n: sizes FFTW transforms fastest.
 std::size_t good_size(std::size_t n) {
