@@ -168,14 +168,17 @@ TEST(Pld, OneStepSubsampledNeverBelowExact) {
     return m;
   };
   const std::vector<Case> cases = {
-      {0.01, 1.0, Subsampling::poisson, Neighbours::remove, {mix(0.01, 1, 1, 0), mix(0.01, 1, 0, 1)}},
-      {0.2, 0.7, Subsampling::poisson, Neighbours::remove, {mix(0.2, 0.7, 1, 0), mix(0.2, 0.7, 0, 1)}},
+      // The "add" order N(0) vs (1-q)N(0)+qN(1) written reflected, N(0) vs (1-q)N(0)+qN(-1),
+      // so that its loss increases with x as exact_mix assumes.
+      {0.01, 1.0, Subsampling::poisson, Neighbours::remove, {mix(0.01, 1, 1, 0), mix(0.01, 1, 0, -1)}},
+      {0.2, 0.7, Subsampling::poisson, Neighbours::remove, {mix(0.2, 0.7, 1, 0), mix(0.2, 0.7, 0, -1)}},
       {0.05, 2.0, Subsampling::poisson, Neighbours::replace, {mix(0.05, 2, 1, -1)}},
-      {0.1, 1.5, Subsampling::fixed, Neighbours::replace, {mix(0.1, 1.5, 2, 0), mix(0.1, 1.5, 0, 2)}},
+      {0.1, 1.5, Subsampling::fixed, Neighbours::replace, {mix(0.1, 1.5, 2, 0), mix(0.1, 1.5, 0, -2)}},
   };
   for (const auto& c : cases) {
     const Pld pld = Pld::sampled_gaussian(c.q, c.z, c.sc, c.nb);
-    for (double eps : {0.0, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0}) {
+    // Negative eps too: composition uses the whole profile.
+    for (double eps : {-1.0, -0.3, -0.05, 0.0, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0}) {
       double exact = 0;
       for (const auto& m : c.orders) exact = std::max(exact, exact_mix(m, eps));
       const double got = pld.delta(eps);

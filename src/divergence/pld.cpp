@@ -290,6 +290,70 @@ Discretised discretise(const LossLaw& law, const PldOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// A law whose profile is >= the larger of the profiles of two ordered pairs, at every real
+// eps: connect-the-dots on the PROFILE values. At the knots l_j the target is
+// delta_j = max(delta_a(l_j), delta_b(l_j)), each delta = P(L > l) - e^l Q(L > l) from the
+// tails; in gamma = e^eps the stored profile is the chord through (0, 1), (gamma_j, delta_j)
+// and flat after the last knot, so its masses are w_j = gamma_j (s_j - s_{j-1}) with s_j the
+// chord slopes (s_{-1} from (0, 1), s_last = 0, w_inf = delta_last). The max of two convex
+// profiles is convex, so the chord is above it. Needed where the two orders of a pair are
+// each dominated only for eps >= 0 (see Pld::sampled_gaussian, fixed-size replace-one):
+// their maximum is the profile of the symmetrised trade-off function (min{f, f^-1})**,
+// which dominates both orders for every eps (Zhu-Dong-Wang 2022; Dong-Roth-Su 2019 Prop. F.2).
+Discretised discretise_max_profile(const LossLaw& a, const LossLaw& b, const PldOptions& o) {
+  validate(o);
+  const double h = o.interval;
+  auto low = [&](const LossLaw& law) {
+    return std::isfinite(law.ess_inf) ? law.ess_inf
+                                      : tail_point([&](double l) { return law.at(l).hp; }, o.tail_mass, -1.0);
+  };
+  auto high = [&](const LossLaw& law) {
+    return std::isfinite(law.ess_sup) ? law.ess_sup
+                                      : tail_point([&](double l) { return law.at(l).tp; }, o.tail_mass, 1.0);
+  };
+  const double lo = std::min(low(a), low(b)), hi = std::max(high(a), high(b));
+  check_grid_size(hi - lo, o);
+  const auto i_lo = static_cast<std::int64_t>(std::floor(lo / h));
+  auto i_hi = static_cast<std::int64_t>(std::ceil(hi / h));
+  if (i_hi == i_lo) ++i_hi;
+  const auto k = static_cast<std::size_t>(i_hi - i_lo) + 1;
+  std::vector<double> delta(k);
+  double worst = 0.0;
+  for (std::size_t j = 0; j < k; ++j) {
+    const double l = static_cast<double>(i_lo + static_cast<std::int64_t>(j)) * h;
+    const Tails ta = a.at(l), tb = b.at(l);
+    const double el = std::exp(l);
+    delta[j] = std::clamp(std::max(ta.tp - el * ta.tq, tb.tp - el * tb.tq), 0.0, 1.0);
+    worst = std::max(worst, std::max(ta.tp + el * ta.tq, tb.tp + el * tb.tq));
+  }
+  // Profiles are non-increasing in eps; enforce it against round-off (raising only).
+  for (std::size_t j = k - 1; j-- > 0;) delta[j] = std::max(delta[j], delta[j + 1]);
+  Discretised d;
+  d.offset = i_lo;
+  d.pmf.assign(k, 0.0);
+  const double g0 = std::exp(static_cast<double>(i_lo) * h), em1 = std::expm1(h);
+  double prev_slope = (delta[0] - 1.0) / g0, clamped = 0.0;
+  double gamma = g0;
+  for (std::size_t j = 0; j < k; ++j) {
+    const double slope = j + 1 < k ? (delta[j + 1] - delta[j]) / (gamma * em1) : 0.0;
+    const double w = gamma * (slope - prev_slope);
+    // Convexity makes w >= 0; a negative value is round-off: raise it to 0 (adds mass,
+    // which only raises the profile) and count it.
+    if (w < 0) clamped += -w;
+    d.pmf[j] = std::max(0.0, w);
+    prev_slope = slope;
+    gamma *= std::exp(h);
+  }
+  d.inf_mass = delta[k - 1] * (1.0 + kTailRel);
+  // Knot values carry the tails' relative error; the reconstruction telescopes back to them.
+  d.slack = 4.0 * kTailRel * worst + 16.0 * kEps + kEps * clamped;
+  return d;
+}
+
+}  // namespace
+
 // ------------------------------------------------------------------ factories
 
 namespace {
@@ -433,6 +497,42 @@ PrivacyLoss PrivacyLoss::gaussian_vs_mixture(double q, double s, double shift,
   p.rdp_.push_back({[q, z](double alpha) {
                       return sampled_gaussian_rdp(alpha, q, z, Subsampling::poisson,
                                                   Neighbours::remove);
+                    },
+                    1.0});
+  return p;
+}
+
+PrivacyLoss PrivacyLoss::mixture_vs_gaussian_symmetrised(double q, double s, double shift,
+                                                          const PldOptions& options) {
+  validate(options);
+  check_sampled(q, s, shift);
+  if (q == 0) return gaussian(0.0, options);
+  if (q == 1) return gaussian(shift / s, options);
+  const double c = shift, l1q = std::log1p(-q), lq = std::log(q);
+  // The two orders, as in mixture_vs_gaussian and gaussian_vs_mixture.
+  const auto remove = normal_mixture_law(
+      {{1.0 - q, 0.0}, {q, c}}, {{1.0, 0.0}}, s,
+      [=](double l) { return (s * s / c) * (l1q + log_expm1(l - l1q) - lq) + 0.5 * c; }, l1q, kInf);
+  const auto add = normal_mixture_law(
+      {{1.0, 0.0}}, {{1.0 - q, 0.0}, {q, -c}}, s,
+      [=](double l) {
+        const double g = l1q + log_expm1(-l - l1q) - lq;
+        return -(s * s * g + 0.5 * c * c) / c;
+      },
+      -kInf, -l1q);
+  auto d = discretise_max_profile(remove, add, options);
+  PrivacyLoss p;
+  p.interval_ = options.interval;
+  p.offset_ = d.offset;
+  p.pmf_ = std::move(d.pmf);
+  p.inf_mass_ = d.inf_mass;
+  p.slack_ = d.slack;
+  // WBK 2019 Thm 9, the RDP div/rdp.cpp uses for fixed-size replace-one (valid for both
+  // orders of the relation); s / shift * 2 keeps its units (noise in units of C, Delta = 2C).
+  const double z = 2.0 * s / c;
+  p.rdp_.push_back({[q, z](double alpha) {
+                      return sampled_gaussian_rdp(alpha, q, z, Subsampling::fixed,
+                                                  Neighbours::replace);
                     },
                     1.0});
   return p;
@@ -894,20 +994,30 @@ Pld Pld::sampled_gaussian(double q, double sigma, Subsampling scheme, Neighbours
     auto p = std::make_shared<const PrivacyLoss>(PrivacyLoss::mixture_vs_mixture(q, sigma, options));
     return Pld(p, p);
   }
-  // Poisson add/remove: ((1-q)N(0) + qN(1), N(0)) and the reverse order (exact: Mironov-
-  // Talwar-Zhang 2019 / Koskela et al. 2020).
-  // Fixed-size (without replacement) replace-one: ((1-q)N(0) + qN(2), N(0)) and reverse,
-  // q = b/n. Zhu, Dong, Wang 2022 ("Optimal accounting of differential privacy via
-  // characteristic function", Table 1 / Balle-Barthe-Gaboardi 2018 Thm 10): for sampling
-  // without replacement under substitution, (q P + (1-q) Q, Q) dominates when (P, Q)
-  // dominates the base mechanism under substitution; for the noisy sum that is
-  // (N(2, s^2), N(0, s^2)) (||g - g'|| <= 2 at clip norm 1). This is the dominating pair
-  // behind the WBK Thm 9 RDP bound div/rdp.cpp uses for the same case.
-  const double shift = scheme == Subsampling::fixed ? 2.0 : 1.0;
+  if (scheme == Subsampling::fixed) {
+    // Fixed-size (without replacement) replace-one, q = b/n. Zhu, Dong, Wang 2022
+    // ("Optimal accounting of differential privacy via characteristic function", Table 1;
+    // Balle-Barthe-Gaboardi 2018 Thm 10): for sampling without replacement under
+    // substitution, (A, B) = (q P + (1-q) Q, Q) dominates every ordered neighbouring pair
+    // for eps >= 0 when (P, Q) dominates the base mechanism; for the noisy sum that is
+    // (N(2, s^2), N(0, s^2)) (||g - g'|| <= 2 at clip norm 1) -- the pair behind the WBK
+    // Thm 9 RDP bound div/rdp.cpp uses. Here the two orders are NOT the exact output pairs
+    // of a fixed (D, D') (the batch without the record is not independent of whether it
+    // is in), so (A, B) alone is not known to dominate at eps < 0, which composition needs;
+    // by H_g(X||Y) = 1 - g + g H_{1/g}(Y||X) the reverse order (B, A) does there. One law
+    // whose profile is max(delta_{A||B}, delta_{B||A}) at every eps dominates both
+    // (the symmetrised trade-off function) and is composed once.
+    auto p = std::make_shared<const PrivacyLoss>(
+        PrivacyLoss::mixture_vs_gaussian_symmetrised(q, sigma, 2.0, options));
+    return Pld(p, p);
+  }
+  // Poisson add/remove: ((1-q)N(0) + qN(1), N(0)) and the reverse order: for D = D' + x
+  // the output pair IS (the image of) the first at every eps (Mironov-Talwar-Zhang 2019,
+  // Koskela et al. 2020), for D' = D + x the second.
   auto a = std::make_shared<const PrivacyLoss>(
-      PrivacyLoss::mixture_vs_gaussian(q, sigma, shift, options));
+      PrivacyLoss::mixture_vs_gaussian(q, sigma, 1.0, options));
   auto b = std::make_shared<const PrivacyLoss>(
-      PrivacyLoss::gaussian_vs_mixture(q, sigma, shift, options));
+      PrivacyLoss::gaussian_vs_mixture(q, sigma, 1.0, options));
   return Pld(a, b);
 }
 

@@ -114,6 +114,11 @@ class PrivacyLoss {
   /// P = N(0, s^2), Q = (1 - q) N(0, s^2) + q N(shift, s^2) (the "add" order).
   static PrivacyLoss gaussian_vs_mixture(double q, double s, double shift,
                                          const PldOptions& options = {});
+  /// One law whose profile is, at every eps, the larger of the profiles of the two orders
+  /// above (mixture_vs_gaussian and gaussian_vs_mixture): the symmetrised pair, for
+  /// relations whose orders are each dominated only for eps >= 0 (fixed-size replace-one).
+  static PrivacyLoss mixture_vs_gaussian_symmetrised(double q, double s, double shift,
+                                                     const PldOptions& options = {});
   /// P = (1 - q) N(0, s^2) + q N(1, s^2), Q = (1 - q) N(0, s^2) + q N(-1, s^2): Poisson
   /// subsampling, replace-one (a contribution +1 replaced by -1). Symmetric in the order.
   static PrivacyLoss mixture_vs_mixture(double q, double s, const PldOptions& options = {});
@@ -171,7 +176,10 @@ class PrivacyLoss {
 /// Composition keeps the orders apart: the datasets of an adjacent pair are the same at
 /// every step, so T steps give either (P_1 x ... x P_T, Q_1 x ... x Q_T) or the reverse,
 /// never a mix; delta(eps) is the larger of the two composed profiles and eps(delta) the
-/// larger eps (dp_accounting does the same). Symmetric pairs store one law.
+/// larger eps (dp_accounting does the same). This needs each order's pair to dominate at
+/// EVERY eps (negative ones included); where that is only known for eps >= 0 (fixed-size
+/// replace-one) both orders hold one law with the larger profile of the two.
+/// Symmetric pairs store one law.
 class Pld {
  public:
   /// The Gaussian mechanism, mu = sensitivity / std (both orders equal).
@@ -182,7 +190,8 @@ class Pld {
   /// (0, 1]) under the scheme and relation (pairs: docs/pld.md):
   ///  poisson, remove : (1-q)N(0,s^2)+qN(1,s^2) vs N(0,s^2), both orders;
   ///  poisson, replace: (1-q)N(0,s^2)+qN(1,s^2) vs (1-q)N(0,s^2)+qN(-1,s^2) (symmetric);
-  ///  fixed,   replace: (1-q)N(0,s^2)+qN(2,s^2) vs N(0,s^2), both orders;
+  ///  fixed,   replace: (1-q)N(0,s^2)+qN(2,s^2) vs N(0,s^2), one law with the larger
+  ///                    profile of the two orders at every eps (symmetrised);
   ///  fixed,   remove : N(2, s^2) vs N(0, s^2), no amplification (as div/rdp.cpp);
   ///  q = 1           : N(1 or 2, s^2) vs N(0, s^2).
   static Pld sampled_gaussian(double q, double sigma, Subsampling scheme,
