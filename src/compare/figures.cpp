@@ -269,13 +269,13 @@ CompareSpec shifted_interpolation_ncgd(int points) {
   CompareVariant cyclic;
   cyclic.label = "cyclic";
   cyclic.run_at = run_at(Sampling::cyclic, 0.0);
-  cyclic.analyses = {find_analysis("composition-rdp")};
+  cyclic.analyses = {find_analysis("composition-pld")};
   cyclic.dashed = true;
   s.variants.push_back(std::move(cyclic));
   CompareVariant poisson;
   poisson.label = "Poisson q = 0.025";
   poisson.run_at = run_at(Sampling::poisson, 0.0);
-  poisson.analyses = {find_analysis("composition-rdp")};
+  poisson.analyses = {find_analysis("composition-pld")};
   poisson.dashed = true;
   s.variants.push_back(std::move(poisson));
   s.notes = {"Composition (dashed) assumes every iterate is released; the last-iterate bound of "
