@@ -4,7 +4,7 @@
 // projected noisy GD (linear losses of slope L, the two walks drifting apart by the full
 // sensitivity 2 eta L / b on the steps that read the record) with a stated error. Any valid
 // upper bound on the run's privacy must be >= that value minus its error. 1,000 random runs,
-// full and cyclic batches, T up to 40, every scale from a tight to a loose bound.
+// full, cyclic and random fixed-size batches, T up to 40, every scale from a tight to a loose bound.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,12 +25,13 @@ TEST(LastIterateSweep, ShiftedInterpolationNeverBelowTheExactAudit) {
   int checked = 0, violations = 0, tight = 0;
   for (int i = 0; i < 1000; ++i) {
     hsdp::Run run;
-    const bool cyclic = i % 2 == 1;
-    const std::int64_t b = cyclic ? 1 + static_cast<std::int64_t>(3 * u(g)) : 0;
-    const std::int64_t l = cyclic ? 1 + static_cast<std::int64_t>(5 * u(g)) : 1;
-    run.n = cyclic ? b * l : 1 + static_cast<std::int64_t>(10 * u(g));
-    run.batch_size = cyclic ? b : run.n;
-    run.sampling = cyclic ? hsdp::Sampling::cyclic : hsdp::Sampling::full;
+    // One run in twenty: NoisySGD (random fixed-size batches, composed by PLD).
+    const bool fixed = i % 20 == 19, cyclic = !fixed && i % 2 == 1;
+    const std::int64_t b = cyclic || fixed ? 1 + static_cast<std::int64_t>(3 * u(g)) : 0;
+    const std::int64_t l = cyclic || fixed ? 1 + static_cast<std::int64_t>(5 * u(g)) : 1;
+    run.n = cyclic || fixed ? b * l : 1 + static_cast<std::int64_t>(10 * u(g));
+    run.batch_size = cyclic || fixed ? b : run.n;
+    run.sampling = fixed ? hsdp::Sampling::fixed : cyclic ? hsdp::Sampling::cyclic : hsdp::Sampling::full;
     run.steps = 1 + static_cast<std::int64_t>(40 * u(g));
     const double eta = log_uniform(0.05, 1.0);
     run.eta = hsdp::Schedule(eta);

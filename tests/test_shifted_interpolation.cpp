@@ -363,3 +363,47 @@ TEST(ShiftedInterpolation, ComparePresetAtTheT2Setting) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- T6 A: NoisySGD (note §5.2): p = 0.01, Delta/sigma = 1/3, eta = 0.1, sigma = 3, D = 1,
+// t = 20000. The note composes the lambda = 1/2 candidate (nu = 809) by PLD: eps in
+// [0.8621, 0.8629]; composition of the 20000 subsampled steps: [2.1800, 2.2000]. hsdp searches
+// the split too, so it is at most the former; and it never exceeds composition-pld.
+TEST(ShiftedInterpolation, T6NoisySgdFixedBatches) {
+  // b = 2, n = 200 (p = 0.01), L = 1: Delta = 1; sigma = 3 -> noise std eta sigma = 0.3.
+  auto run = make_run(hsdp::Sampling::fixed, 200, 2, 20000, 0.1, 3.0, 1.0, 0.0, 1.0);
+  const auto r = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(r.applicable) << r.reason;
+  EXPECT_LE(*r.epsilon, 0.8629);
+  EXPECT_GT(*r.epsilon, 0.80);
+  const auto comp = hsdp::find_analysis("composition-pld")->evaluate(run, hsdp::Query::at_delta(1e-5));
+  EXPECT_NEAR(*comp.epsilon, 2.19, 0.01);
+  EXPECT_LE(*r.epsilon, *comp.epsilon);
+  // Unbounded domain: not applicable, with the reason.
+  run.diameter = kInf;
+  const auto na = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+  EXPECT_FALSE(na.applicable);
+  EXPECT_NE(na.reason.find("bounded domain"), std::string::npos) << na.reason;
+}
+
+TEST(ShiftedInterpolation, NoisySgdNeverAboveCompositionPld) {
+  std::mt19937_64 g(8);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const auto comp = hsdp::find_analysis("composition-pld");
+  for (int i = 0; i < 12; ++i) {
+    const std::int64_t n = 50 + static_cast<std::int64_t>(2000 * u(g));
+    const std::int64_t b = 1 + static_cast<std::int64_t>(static_cast<double>(n) * 0.1 * u(g));
+    const std::int64_t t = 10 + static_cast<std::int64_t>(3000 * u(g));
+    const auto run = make_run(hsdp::Sampling::fixed, n, b, t, 0.1 + u(g), 0.3 + 5 * u(g), 0.5,
+                              0.0, 0.2 + 3 * u(g));
+    for (const auto& q : {hsdp::Query::at_delta(1e-5), hsdp::Query::at_epsilon(1.0)}) {
+      const auto a = si()->evaluate(run, q), c = comp->evaluate(run, q);
+      ASSERT_TRUE(a.applicable && c.applicable) << a.reason;
+      if (q.delta) EXPECT_LE(*a.epsilon, *c.epsilon * (1 + 1e-12)) << run.summary();
+      else EXPECT_LE(*a.delta, *c.delta * (1 + 1e-12)) << run.summary();
+    }
+  }
+}
+
+}  // namespace

@@ -26,6 +26,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -34,7 +37,11 @@
 #include <vector>
 
 #include "hsdp/divergence/hockey_stick.hpp"
+#include "hsdp/divergence/pld.hpp"
+#include "hsdp/divergence/rdp.hpp"
+#include "hsdp/numerics/log_normal.hpp"
 #include "hsdp/divergence/shift_program.hpp"
+#include "hsdp/errors.hpp"
 #include "hsdp/numerics/root.hpp"
 #include "registry.hpp"
 
@@ -91,6 +98,13 @@ std::optional<std::string> check_run(const Run& run) {
     return fmt::format("strong convexity {} exceeds the smoothness {}", run.loss.strong_convexity,
                        beta);
   if (run.sampling == Sampling::full) return std::nullopt;
+  if (run.sampling == Sampling::fixed) {
+    if (!std::isfinite(run.diameter))
+      return std::string(
+          "random fixed-size batches (NoisySGD) need a bounded domain (the gap closed over the "
+          "last steps is the diameter); the strongly convex form without one is not derived");
+    return std::nullopt;
+  }
   if (run.sampling == Sampling::cyclic) {
     if (run.n % run.batch_size != 0)
       return fmt::format(
@@ -99,7 +113,8 @@ std::optional<std::string> check_run(const Run& run) {
     return std::nullopt;
   }
   return fmt::format(
-      "covers full batches and cyclic batches (a fixed partition, the same order every epoch); "
+      "covers full batches, cyclic batches (a fixed partition, the same order every epoch) and "
+      "uniformly random fixed-size batches; "
       "sampling = {}",
       to_string(run.sampling));
 }
@@ -221,16 +236,152 @@ double mu_of(const Run& run, const Solution& sol) {
   return std::sqrt(sol.energy) / setting(run).s;
 }
 
+// ---- NoisySGD: uniformly random batches of exactly b records (without replacement within
+// a step, independent across steps), a bounded domain, replace-one (note §5.2; docs). Split
+// each step's noise N(0, s^2) into independent parts of variances lambda s^2 and
+// (1 - lambda) s^2. From tau = t - nu, where ||W_tau - W'_tau|| <= D, the interpolating
+// process closes the gap D with the shifts a_k = D/nu (c = 1: a convex, beta-smooth loss with
+// eta <= 2/beta), paid by the second parts: G(D / (sqrt(nu (1 - lambda)) s)); the record's
+// own gradient term at each of the nu steps is the subsampled Gaussian mechanism on the
+// first parts: C_p(G(Delta / (sigma sqrt(lambda)))), p = b/n. Composition:
+//   f_nu = C_p(G(Delta/(sigma sqrt lambda)))^{(x) nu} (x) G(D / (eta sigma sqrt(nu (1 - lambda)))),
+// each a valid bound; nu = t from tau = 0 (b_0 = 0) needs no split: the composition of the t
+// subsampled steps. The candidates (nu, lambda) are chosen by the CLT of the subsampled
+// Gaussian (an approximation, used only to pick candidates), then composed exactly by PLD
+// (pessimistic, docs/pld.md); the best certified candidate is reported.
+struct SgdParams {
+  double p = 0.0;   // b / n
+  double z = 0.0;   // noise multiplier: std of the noise on the batch SUM over L
+  double D = 0.0;   // diameter
+  double s = 0.0;   // noise std in parameter space
+  std::int64_t t = 0;
+};
+
+SgdParams sgd_params(const Run& run) {
+  SgdParams q;
+  const double b = static_cast<double>(run.batch_size);
+  q.p = std::min(1.0, b / static_cast<double>(run.n));
+  q.s = run.noise_std.at(1);
+  q.z = q.s * b / (run.eta.at(1) * *run.loss.lipschitz);
+  q.D = run.diameter;
+  q.t = run.steps;
+  return q;
+}
+
+struct SgdCandidate {
+  std::int64_t nu;
+  double lambda;  // 1: no split (nu = t, from W_0)
+};
+
+/// mu of nu composed C_p(G_mu) by the central limit (Bok et al.'s approximation).
+double clt_mu(double p, double mu, double nu) {
+  const double m = std::min(mu, 26.0);  // e^{mu^2} overflows beyond; the CLT is moot there
+  const double v = 2.0 * (std::exp(m * m) * num::q(-1.5 * m) + 3.0 * num::q(0.5 * m) - 2.0);
+  return p * std::sqrt(nu * std::max(0.0, v));
+}
+
+std::vector<SgdCandidate> sgd_candidates(const SgdParams& q) {
+  const double mu_step = 2.0 / q.z;  // Delta / sigma
+  double best = clt_mu(q.p, mu_step, static_cast<double>(q.t));  // composition from W_0
+  SgdCandidate pick{q.t, 1.0};
+  for (double lambda = 0.05; lambda < 0.96; lambda += 0.05) {
+    for (double nu = 1; nu <= static_cast<double>(q.t); nu = std::max(nu + 1, std::floor(nu * 1.1))) {
+      const double a = clt_mu(q.p, mu_step / std::sqrt(lambda), nu);
+      const double shift = q.D / (std::sqrt(nu * (1 - lambda)) * q.s);
+      const double total = std::sqrt(a * a + shift * shift);
+      if (total < best) {
+        best = total;
+        pick = {static_cast<std::int64_t>(nu), lambda};
+      }
+    }
+  }
+  std::vector<SgdCandidate> out{{q.t, 1.0}};
+  if (pick.lambda < 1.0) {
+    for (double f : {1.0, 0.7, 1.4}) {
+      const auto nu = std::clamp<std::int64_t>(std::llround(static_cast<double>(pick.nu) * f), 1, q.t);
+      out.push_back({nu, pick.lambda});
+    }
+  }
+  return out;
+}
+
+/// The PLD of one candidate on composition-pld's grid (coarser when the losses span too
+/// many points); nullopt when no grid up to 0.5 can hold it.
+std::optional<div::Pld> sgd_pld(const SgdParams& q, const SgdCandidate& c) {
+  div::PldOptions o;
+  o.max_length = std::int64_t{1} << 20;
+  o.cells = 40.0;
+  const double z = q.z * std::sqrt(c.lambda), p = q.p;
+  const std::vector<div::PldSteps> steps{
+      {[=](const div::PldOptions& opt) {
+         return div::Pld::sampled_gaussian(p, z, div::Subsampling::fixed, div::Neighbours::replace, opt);
+       },
+       c.nu}};
+  for (;;) {
+    try {
+      div::Pld pld = div::compose_steps(steps, o);
+      if (c.lambda < 1.0) {
+        const double shift = q.D / (std::sqrt(static_cast<double>(c.nu) * (1 - c.lambda)) * q.s);
+        pld = pld.compose_gaussian(shift, o);
+      }
+      return pld;
+    } catch (const InvalidArgument&) {
+      if (o.interval >= 0.5) return std::nullopt;
+      o.interval = std::min(0.5, 4 * o.interval);
+    }
+  }
+}
+
+struct SgdBound {
+  std::vector<SgdCandidate> candidates;
+  std::vector<div::Pld> plds;  // the certified ones (same order, those that could be built)
+  std::vector<SgdCandidate> built;
+};
+
+/// The candidates' PLDs, cached per run (the accountant asks for eps, then for details;
+/// calibration asks the same run twice).
+std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const SgdBound>> cache;
+  const SgdParams q = sgd_params(run);
+  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {}", q.p, q.z, q.D, q.s, q.t);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  auto bound = std::make_shared<SgdBound>();
+  bound->candidates = sgd_candidates(q);
+  for (const auto& c : bound->candidates) {
+    if (auto pld = sgd_pld(q, c)) {
+      bound->plds.push_back(std::move(*pld));
+      bound->built.push_back(c);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() > 32) cache.clear();
+  cache[key] = bound;
+  return bound;
+}
+
+/// The RDP route of the composition from W_0 (when no PLD grid can hold the run).
+div::RdpCurve sgd_rdp_curve(const SgdParams& q) {
+  return {[q](double alpha) {
+    return static_cast<double>(q.t) *
+           div::sampled_gaussian_rdp(alpha, q.p, q.z, div::Subsampling::fixed, div::Neighbours::replace);
+  }};
+}
+
 class ShiftedInterpolation final : public Analysis {
  public:
   std::string_view name() const override { return "shifted-interpolation"; }
   std::string_view citation() const override {
     return "Bok, Su, Altschuler 2024 (shifted interpolation, f-DP): the shifted-interpolation "
-           "lemma; NoisyGD (full batch) and NoisyCGD (cyclic), strongly convex and constrained";
+           "lemma; NoisyGD (full batch), NoisyCGD (cyclic), NoisySGD (fixed-size batches, PLD)";
   }
 
   std::optional<std::string> check(const Run& run) const override {
     if (auto why = check_run(run)) return why;
+    if (run.sampling == Sampling::fixed) return std::nullopt;
     const Setting st = setting(run);
     if (!st.full && st.t % st.l != 0) {
       double work = static_cast<double>(st.l) * static_cast<double>(st.t);
@@ -245,19 +396,51 @@ class ShiftedInterpolation final : public Analysis {
 
   // mu-GDP -> delta(eps) = theta_{e^eps}(mu).
   double log_delta(const Run& run, double epsilon) const override {
+    if (run.sampling == Sampling::fixed) {
+      const auto b = sgd_bound(run);
+      if (b->plds.empty()) return div::best_log_delta(sgd_rdp_curve(sgd_params(run)), epsilon).value;
+      double best = 0.0;
+      for (const auto& pld : b->plds) best = std::min(best, pld.log_delta(epsilon));
+      return best;
+    }
     const Solution sol = solve(run);
     return div::log_theta(epsilon, mu_of(run, sol));
   }
 
   // mu is computed once; eps(delta) inverts the GDP curve (conservative end).
   double epsilon(const Run& run, double delta) const override {
+    if (run.sampling == Sampling::fixed) {
+      const auto b = sgd_bound(run);
+      if (b->plds.empty()) return div::best_epsilon(sgd_rdp_curve(sgd_params(run)), delta).value;
+      double best = kInf;
+      for (const auto& pld : b->plds) best = std::min(best, pld.epsilon(delta));
+      return best;
+    }
     const double mu = mu_of(run, solve(run));
     const double target = std::log(delta);
     auto f = [&](double e) { return div::log_theta(e, mu) - target; };
     return num::smallest_meeting(f, 0.0, 1.0, 1e4).value_or(kInf);
   }
 
-  std::vector<Detail> details(const Run& run, const Query&) const override {
+  std::vector<Detail> details(const Run& run, const Query& query) const override {
+    if (run.sampling == Sampling::fixed) {
+      // The candidate that certifies the reported value, and the split it uses.
+      const auto b = sgd_bound(run);
+      const SgdParams q = sgd_params(run);
+      std::vector<Detail> out{{"q", q.p}, {"noise_multiplier", q.z}};
+      std::size_t arg = 0;
+      double best = kInf;
+      for (std::size_t i = 0; i < b->plds.size(); ++i) {
+        const double v = query.delta ? b->plds[i].epsilon(*query.delta)
+                                     : b->plds[i].log_delta(*query.epsilon);
+        if (v < best) { best = v; arg = i; }
+      }
+      if (!b->plds.empty()) {
+        out.push_back({"window", static_cast<double>(b->built[arg].nu)});
+        out.push_back({"noise_split", b->built[arg].lambda});
+      }
+      return out;
+    }
     const Setting st = setting(run);
     const Solution sol = solve(run);
     std::vector<Detail> out;
@@ -276,6 +459,7 @@ class ShiftedInterpolation final : public Analysis {
   }
 
   std::string note(const Run& run) const override {
+    if (run.sampling == Sampling::fixed) return {};
     const Solution sol = solve(run);
     if (sol.closed_form) return "cyclic: closed form (Q2) at the last batch position";
     return {};
