@@ -26,7 +26,7 @@ void add_train_flags(CLI::App& sub, TrainFlags& o) {
   sub.add_option("--noise", o.noise, "gaussian|laplace")->capture_default_str();
   sub.add_option("--sigma", o.sigma, "The algorithm's own noise parameter sigma (its paper's convention)");
   sub.add_option("--noise-std", o.noise_std, "Noise std in parameter space per step");
-  sub.add_option("--release", o.release, "last|random-stop (default last; online random-stop)");
+  sub.add_option("--release", o.release, "last|random-stop|every (default last; online random-stop; every: accounted as if every iterate were published)");
   sub.add_option("--clip", o.clip, "Per-example gradient clipping norm C (only the composition baseline stays valid)");
 }
 
@@ -65,7 +65,8 @@ train::TrainConfig train_config(const TrainFlags& o) {
                                              {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
                                               {"inv-t", ScheduleShape::inv_t}});
   c.release = o.release ? pick_choice<Release>("--release", *o.release,
-                                               {{"last", Release::last}, {"random-stop", Release::random_stop}})
+                                               {{"last", Release::last}, {"random-stop", Release::random_stop},
+                                                {"every", Release::every}})
                         : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
   c.sigma = o.sigma;
   c.noise_std = o.noise_std;
