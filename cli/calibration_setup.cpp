@@ -1,5 +1,7 @@
 #include "calibration_setup.hpp"
 
+#include <fmt/format.h>
+
 #include "hsdp/errors.hpp"
 
 namespace hsdp::cli {
@@ -10,14 +12,14 @@ ScheduleShape shape_of(const std::string& text) {
   if (text == "constant") return ScheduleShape::constant;
   if (text == "inv-sqrt") return ScheduleShape::inv_sqrt;
   if (text == "inv-t") return ScheduleShape::inv_t;
-  fail("--eta-schedule", text, "one of constant, inv-sqrt, inv-t");
+  fail(opt("eta_schedule"), text, "one of constant, inv-sqrt, inv-t");
 }
 
 NoiseUnit unit_of(const std::string& text) {
   if (text == "std") return NoiseUnit::std;
   if (text == "sigma") return NoiseUnit::sigma;
   if (text == "multiplier") return NoiseUnit::multiplier;
-  fail("--noise-unit", text, "one of std, sigma, multiplier");
+  fail(opt("noise_unit"), text, "one of std, sigma, multiplier");
 }
 
 }  // namespace
@@ -27,11 +29,11 @@ CalibrationProblem calibration_problem(RunFlags f, std::string_view for_paramete
                                        const std::optional<std::string>& noise_unit,
                                        std::int64_t max_steps) {
   CalibrationProblem p;
-  p.which = parse_calibration_parameter(for_parameter, "--for");
-  p.epsilon = require_nonnegative("--epsilon", epsilon);
-  p.delta = require_open("--delta", delta, 0.0, 1.0);
+  p.which = parse_calibration_parameter(for_parameter, opt("for"));
+  p.epsilon = require_nonnegative(opt("epsilon"), epsilon);
+  p.delta = require_open(opt("delta"), delta, 0.0, 1.0);
   p.options.eta_shape = shape_of(f.eta_schedule);
-  p.options.max_steps = require_range("--max-steps", max_steps, 1, std::int64_t{1} << 53);
+  p.options.max_steps = require_range(opt("max_steps"), max_steps, 1, std::int64_t{1} << 53);
 
   NoiseParameter noise;
   if (p.which == CalibrationParameter::noise) {
@@ -54,29 +56,30 @@ CalibrationProblem calibration_problem(RunFlags f, std::string_view for_paramete
     f.noise_std.reset();
     if (unit == NoiseUnit::sigma) {
       if (!f.convention)
-        fail("--convention", "(missing)",
+        fail(opt("convention"), "(missing)",
              "given when calibrating a paper's sigma: journal|isit|federated|chourasia|altschuler");
       f.sigma = start;
     } else if (unit == NoiseUnit::multiplier) {
       f.noise_multiplier = start;
     } else {
-      if (f.convention) fail("--convention", *f.convention, "used with --noise-unit sigma");
+      if (f.convention) fail(opt("convention"), *f.convention, fmt::format("used with {}", error_field("noise_unit", "sigma")));
       f.noise_std = start;
     }
     noise.unit = unit;
     noise.value = start;
-    if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
+    if (f.convention) noise.convention = parse_convention(*f.convention, opt("convention"));
   } else {
     if (p.which == CalibrationParameter::sampling_rate && !f.steps)
-      fail("--steps", "(missing)",
-           "given with --for sampling-rate: the number of steps stays fixed while b changes");
-    if (noise_unit) fail("--noise-unit", *noise_unit, "used with --for noise");
+      fail(opt("steps"), "(missing)",
+           fmt::format("given with {}: the number of steps stays fixed while b changes",
+                       error_field("for", "sampling-rate")));
+    if (noise_unit) fail(opt("noise_unit"), *noise_unit, fmt::format("used with {}", error_field("for", "noise")));
     if (f.noise_multiplier) {
       noise = {NoiseUnit::multiplier, Convention::journal, *f.noise_multiplier};
     } else if (f.sigma) {
       noise.unit = NoiseUnit::sigma;
       noise.value = *f.sigma;
-      if (f.convention) noise.convention = parse_convention(*f.convention, "--convention");
+      if (f.convention) noise.convention = parse_convention(*f.convention, opt("convention"));
     } else if (f.noise_std) {
       noise = {NoiseUnit::std, Convention::journal, *f.noise_std};
     }

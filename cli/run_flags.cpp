@@ -74,54 +74,55 @@ void RunFlags::add_to(CLI::App& app) {
 Run RunFlags::to_run() const {
   RunFlags f = *this;
   if (f.example) apply_example(f);
-  if (!f.n) fail("--n", "(missing)", "given: the dataset size, an integer >= 1 (or use --example)");
+  if (!f.n) fail(opt("n"), "(missing)", fmt::format("given: the dataset size, an integer >= 1 (or use {})", error_field("example")));
   Run run;
-  run.n = require_range("--n", *f.n, 1, std::int64_t{1} << 53);
-  run.batch_size = require_range("--batch-size", f.batch_size, 1, run.n);
+  run.n = require_range(opt("n"), *f.n, 1, std::int64_t{1} << 53);
+  run.batch_size = require_range(opt("batch_size"), f.batch_size, 1, run.n);
   if (f.sampling) {
-    run.sampling = pick_choice<Sampling>("--sampling", *f.sampling,
+    run.sampling = pick_choice<Sampling>(opt("sampling"), *f.sampling,
                                   {{"full", Sampling::full}, {"poisson", Sampling::poisson},
                                    {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
                                    {"cyclic", Sampling::cyclic}});
   } else {
     run.sampling = run.batch_size == run.n ? Sampling::full : Sampling::cyclic;
   }
-  run.steps = f.steps ? require_range("--steps", *f.steps, 1, std::int64_t{1} << 53)
+  run.steps = f.steps ? require_range(opt("steps"), *f.steps, 1, std::int64_t{1} << 53)
                       : std::max<std::int64_t>(1, run.n / run.batch_size);
-  if (!f.eta) fail("--eta", "(missing)", "given: the step size, finite and > 0");
-  require_positive("--eta", *f.eta);
-  const auto shape = pick_choice<ScheduleShape>("--eta-schedule", f.eta_schedule,
+  if (!f.eta) fail(opt("eta"), "(missing)", "given: the step size, finite and > 0");
+  require_positive(opt("eta"), *f.eta);
+  const auto shape = pick_choice<ScheduleShape>(opt("eta_schedule"), f.eta_schedule,
                                          {{"constant", ScheduleShape::constant},
                                           {"inv-sqrt", ScheduleShape::inv_sqrt},
                                           {"inv-t", ScheduleShape::inv_t}});
   run.eta = make_schedule(shape, *f.eta, run.steps);
-  run.noise = pick_choice<NoiseKind>("--noise", f.noise,
+  run.noise = pick_choice<NoiseKind>(opt("noise"), f.noise,
                               {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (f.noise_std && f.sigma)
-    fail("--sigma", *f.sigma, "absent when --noise-std is given (give one of the two)");
+    fail(opt("sigma"), *f.sigma, fmt::format("absent when {} is given (give one of the two)", error_field("noise_std")));
   if (f.noise_multiplier && (f.noise_std || f.sigma))
-    fail("--noise-multiplier", *f.noise_multiplier,
-         "absent when --noise-std or --sigma is given (give one noise parameter)");
-  if (f.clip) run.clip = require_positive("--clip", *f.clip);
-  if (f.lsi) run.lsi_constant = require_positive("--lsi", *f.lsi);
+    fail(opt("noise_multiplier"), *f.noise_multiplier,
+         fmt::format("absent when {} or {} is given (give one noise parameter)", error_field("noise_std"),
+                     error_field("sigma")));
+  if (f.clip) run.clip = require_positive(opt("clip"), *f.clip);
+  if (f.lsi) run.lsi_constant = require_positive(opt("lsi"), *f.lsi);
   if (f.noise_multiplier) {
-    require_positive("--noise-multiplier", *f.noise_multiplier);
-    if (!f.clip) fail("--clip", "(missing)", "given with --noise-multiplier: the clipping norm C > 0");
-    if (f.convention) fail("--convention", *f.convention, "used together with --sigma");
+    require_positive(opt("noise_multiplier"), *f.noise_multiplier);
+    if (!f.clip) fail(opt("clip"), "(missing)", fmt::format("given with {}: the clipping norm C > 0", error_field("noise_multiplier")));
+    if (f.convention) fail(opt("convention"), *f.convention, fmt::format("used together with {}", error_field("sigma")));
     std::vector<double> s(run.eta.size());
     for (std::size_t t = 0; t < s.size(); ++t)
       s[t] = noise_std_from_multiplier(*f.noise_multiplier, *f.clip, run.eta.values()[t],
                                        run.batch_size);
     run.noise_std = s.size() == 1 ? Schedule(s[0]) : Schedule(std::move(s));
   } else if (f.noise_std) {
-    require_positive("--noise-std", *f.noise_std);
+    require_positive(opt("noise_std"), *f.noise_std);
     run.noise_std = Schedule(*f.noise_std);
   } else if (f.sigma) {
     if (!f.convention)
-      fail("--convention", "(missing)",
-           "given with --sigma: journal|isit|federated|chourasia|altschuler");
-    require_positive("--sigma", *f.sigma);
-    const Convention c = parse_convention(*f.convention, "--convention");
+      fail(opt("convention"), "(missing)",
+           fmt::format("given with {}: journal|isit|federated|chourasia|altschuler", error_field("sigma")));
+    require_positive(opt("sigma"), *f.sigma);
+    const Convention c = parse_convention(*f.convention, opt("convention"));
     if (run.eta.is_constant()) {
       run.noise_std = Schedule(noise_std_from_sigma(c, *f.sigma, run.eta.at(1), run.batch_size, run.noise));
     } else {
@@ -131,20 +132,21 @@ Run RunFlags::to_run() const {
       run.noise_std = Schedule(std::move(s));
     }
   } else {
-    fail("--noise-std", "(missing)",
-         "given (> 0), or --sigma with --convention, or --noise-multiplier with --clip");
+    fail(opt("noise_std"), "(missing)",
+         fmt::format("given (> 0), or {} with {}, or {} with {}", error_field("sigma"),
+                     error_field("convention"), error_field("noise_multiplier"), error_field("clip")));
   }
   if (f.convention && !f.sigma)
-    fail("--convention", *f.convention, "used together with --sigma");
+    fail(opt("convention"), *f.convention, fmt::format("used together with {}", error_field("sigma")));
   run.loss.lipschitz = f.lipschitz;
   run.loss.smoothness = f.smoothness;
   run.loss.strong_convexity = f.strong_convexity;
   run.loss.convex = !f.non_convex;
   run.diameter = f.diameter;
-  run.release = pick_choice<Release>("--release", f.release,
+  run.release = pick_choice<Release>(opt("release"), f.release,
                               {{"last", Release::last}, {"random-stop", Release::random_stop},
                                {"every", Release::every}});
-  run.adjacency = pick_choice<Adjacency>("--adjacency", f.adjacency,
+  run.adjacency = pick_choice<Adjacency>(opt("adjacency"), f.adjacency,
                                   {{"replace", Adjacency::replace}, {"remove", Adjacency::remove}});
   run.index = f.index;
   run.dimension = f.dimension;
@@ -154,12 +156,12 @@ Run RunFlags::to_run() const {
 
 Query RunFlags::to_query() const {
   for (const double a : alphas)
-    if (std::isnan(a) || !(a > 1.0)) fail("--alpha", a, "> 1");
+    if (std::isnan(a) || !(a > 1.0)) fail(opt("alphas"), a, "> 1");
   Query q;
   if (epsilon) {
-    q = Query::at_epsilon(require_nonnegative("--epsilon", *epsilon));
+    q = Query::at_epsilon(require_nonnegative(opt("epsilon"), *epsilon));
   } else if (delta) {
-    require_open("--delta", *delta, 0.0, 1.0);
+    require_open(opt("delta"), *delta, 0.0, 1.0);
     q = Query::at_delta(*delta);
   } else {
     q = Query::at_delta(1e-5);

@@ -35,21 +35,21 @@ train::TrainConfig train_config(const TrainFlags& o) {
   train::TrainConfig c;
   c.algorithm = train::parse_algorithm(o.algorithm);
   c.loss.kind = train::parse_loss(o.model);
-  c.loss.l2 = require_nonnegative("--l2", o.l2);
-  c.loss.huber_smoothing = require_positive("--huber-smoothing", o.huber_smoothing);
-  c.loss.label_bound = require_positive("--label-bound", o.label_bound);
+  c.loss.l2 = require_nonnegative(opt("l2"), o.l2);
+  c.loss.huber_smoothing = require_positive(opt("huber_smoothing"), o.huber_smoothing);
+  c.loss.label_bound = require_positive(opt("label_bound"), o.label_bound);
   c.bias = !o.no_bias;
-  c.record_norm = require_positive("--record-norm", o.record_norm);
+  c.record_norm = require_positive(opt("record_norm"), o.record_norm);
   c.constraint.kind = pick_choice<train::ConstraintKind>(
-      "--constraint", o.constraint,
+      opt("constraint"), o.constraint,
       {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
   c.constraint.radius = o.radius;
   c.constraint.validate();
-  c.noise = pick_choice<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
+  c.noise = pick_choice<NoiseKind>(opt("noise"), o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (o.sampling) {
     if (c.algorithm != Algorithm::noisy_sgd)
-      fail("--sampling", *o.sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", o.algorithm));
-    c.sampling = pick_choice<Sampling>("--sampling", *o.sampling,
+      fail(opt("sampling"), *o.sampling, fmt::format("absent for {} (its batches are fixed by the paper)", error_field("algorithm", o.algorithm)));
+    c.sampling = pick_choice<Sampling>(opt("sampling"), *o.sampling,
                                        {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
                                         {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
   }
@@ -61,10 +61,10 @@ train::TrainConfig train_config(const TrainFlags& o) {
   else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
   c.eta = o.eta;
   if (o.eta_schedule)
-    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *o.eta_schedule,
+    c.eta_shape = pick_choice<ScheduleShape>(opt("eta_schedule"), *o.eta_schedule,
                                              {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
                                               {"inv-t", ScheduleShape::inv_t}});
-  c.release = o.release ? pick_choice<Release>("--release", *o.release,
+  c.release = o.release ? pick_choice<Release>(opt("release"), *o.release,
                                                {{"last", Release::last}, {"random-stop", Release::random_stop}})
                         : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
   c.sigma = o.sigma;

@@ -29,7 +29,7 @@ std::string_view to_string(CalibrationParameter p) {
   return "?";
 }
 
-CalibrationParameter parse_calibration_parameter(std::string_view text, std::string_view parameter) {
+CalibrationParameter parse_calibration_parameter(std::string_view text, const Param& parameter) {
   for (auto p : {CalibrationParameter::noise, CalibrationParameter::steps,
                  CalibrationParameter::sampling_rate})
     if (text == to_string(p)) return p;

@@ -56,7 +56,7 @@ std::string_view to_string(PlanSetting s) {
   return "?";
 }
 
-PlanSetting parse_plan_setting(std::string_view text, std::string_view parameter) {
+PlanSetting parse_plan_setting(std::string_view text, const Param& parameter) {
   for (auto s : {PlanSetting::langevin, PlanSetting::federated, PlanSetting::online})
     if (text == to_string(s)) return s;
   fail(parameter, text, "one of langevin, federated, online");
@@ -68,36 +68,36 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---- input checks (every message names the field, the value and the range) ----------
 
-double need(const std::optional<double>& v, std::string_view name, std::string_view why) {
+double need(const std::optional<double>& v, const Param& name, std::string_view why) {
   if (!v) fail(name, "(missing)", why);
   return require_positive(name, *v);
 }
 
 std::int64_t need_dimension(const PlanProblem& p) {
   if (!p.dimension)
-    fail("dimension", "(missing)",
+    fail(opt("dimension"), "(missing)",
          "given: the model dimension d >= 1 (the bound's noise term is d sigma^2)");
-  return require_range("dimension", *p.dimension, 1, std::int64_t{1} << 53);
+  return require_range(opt("dimension"), *p.dimension, 1, std::int64_t{1} << 53);
 }
 
 double need_lambda(const PlanProblem& p, std::string_view why) {
   if (!(p.strong_convexity > 0))
-    fail("strong_convexity", p.strong_convexity, fmt::format("> 0 ({})", why));
-  return require_positive("strong_convexity", p.strong_convexity);
+    fail(opt("strong_convexity"), p.strong_convexity, fmt::format("> 0 ({})", why));
+  return require_positive(opt("strong_convexity"), p.strong_convexity);
 }
 
 double need_finite_diameter(const PlanProblem& p, std::string_view why) {
   if (!(p.diameter > 0) || !std::isfinite(p.diameter))
-    fail("diameter", p.diameter, fmt::format("finite and > 0 ({})", why));
+    fail(opt("diameter"), p.diameter, fmt::format("finite and > 0 ({})", why));
   return p.diameter;
 }
 
 void check_common(const PlanProblem& p) {
-  require_positive("epsilon", p.epsilon);
-  require_open("delta", p.delta, 0.0, 1.0);
-  require_range("n", p.n, 1, std::int64_t{1} << 53);
-  require_positive_or_inf("diameter", p.diameter);
-  require_nonnegative("strong_convexity", p.strong_convexity);
+  require_positive(opt("epsilon"), p.epsilon);
+  require_open(opt("delta"), p.delta, 0.0, 1.0);
+  require_range(opt("n"), p.n, 1, std::int64_t{1} << 53);
+  require_positive_or_inf(opt("diameter"), p.diameter);
+  require_nonnegative(opt("strong_convexity"), p.strong_convexity);
 }
 
 /// The analysis' epsilon at the target delta (rounded up by evaluate) is finite and within
@@ -180,17 +180,17 @@ struct LangevinInputs {
 LangevinInputs langevin_inputs(const PlanProblem& p) {
   LangevinInputs in{};
   in.L =
-      need(p.lipschitz, "lipschitz", "given: L > 0 (the total gradient sensitivity is S_g = 2L)");
-  in.beta = need(p.smoothness, "smoothness",
+      need(p.lipschitz, opt("lipschitz"), "given: L > 0 (the total gradient sensitivity is S_g = 2L)");
+  in.beta = need(p.smoothness, opt("smoothness"),
                  "given: beta > 0 (Thm 4 takes eta = 1/beta; Lemma 6 uses beta-smoothness)");
   in.lambda = need_lambda(p, "langevin Cor. 1 and Lemma 6 need a strongly convex loss");
   if (in.lambda > in.beta)
-    fail("strong_convexity", in.lambda,
+    fail(opt("strong_convexity"), in.lambda,
          fmt::format("<= smoothness = {} (lambda <= beta)", show(in.beta)));
   in.d = static_cast<double>(need_dimension(p));
-  if (p.r0) require_nonnegative("r0", *p.r0);
+  if (p.r0) require_nonnegative(opt("r0"), *p.r0);
   if (!p.r0 && !std::isfinite(p.diameter))
-    fail("r0", "(missing)",
+    fail(opt("r0"), "(missing)",
          "given (E||th_0 - th*||^2 >= 0) when the diameter is infinite: otherwise r0 <= "
          "diameter^2 (th_0 and th* both lie in C)");
   // Thm 4: eta = 1/beta. Cor. 1 (Lemma 5) needs eta <= 1/beta; Lemma 6 needs eta <=
@@ -337,7 +337,7 @@ Plan plan_langevin(const PlanProblem& p) {
       "Lemma 6 assumes an L-Lipschitz, lambda-strongly convex, beta-smooth loss whose empirical "
       "minimiser th* lies in the interior of C (grad L(th*) = 0)");
   if (p.r0 && !(std::isfinite(p.diameter) && p.diameter * p.diameter < *p.r0)) {
-    out.notes.push_back("r0 = E||th_0 - th*||^2 as given (--r0)");
+    out.notes.push_back(fmt::format("r0 = E||th_0 - th*||^2 as given ({})", report_field("r0")));
   } else {
     out.notes.push_back(
         "r0 <= diameter^2: the start th_0 ~ P_C(N(0, (2 sigma^2/lambda) I)) of Lemma 6 / Thm 4 "
@@ -363,21 +363,21 @@ struct FederatedInputs {
 
 FederatedInputs federated_inputs(const PlanProblem& p) {
   FederatedInputs in{};
-  in.L = need(p.lipschitz, "lipschitz", "given: L > 0 (Thm 2's sensitivity 2L/m)");
-  in.beta = need(p.smoothness, "smoothness", "given: beta > 0 (Cor. 1's 2 beta / (lambda^2 T))");
+  in.L = need(p.lipschitz, opt("lipschitz"), "given: L > 0 (Thm 2's sensitivity 2L/m)");
+  in.beta = need(p.smoothness, opt("smoothness"), "given: beta > 0 (Cor. 1's 2 beta / (lambda^2 T))");
   in.lambda = need_lambda(p, "federated Cor. 1: a strongly convex F and eta_t = 1/(lambda t)");
   if (in.lambda > in.beta)
-    fail("strong_convexity", in.lambda,
+    fail(opt("strong_convexity"), in.lambda,
          fmt::format("<= smoothness = {} (lambda <= beta)", show(in.beta)));
   need_finite_diameter(p,
                        "federated Cor. 1 and Thm 2 project onto a ball of radius rho = diameter/2");
   in.d = static_cast<double>(need_dimension(p));
   // ||grad F|| = ||E grad l|| <= L and Var(grad l) <= E||grad l||^2 <= L^2: the defaults are
   // valid (if loose) whenever the loss is L-Lipschitz.
-  in.D = p.gradient_bound ? require_positive("gradient_bound", *p.gradient_bound) : in.L;
-  in.G2 = p.gradient_variance ? require_nonnegative("gradient_variance", *p.gradient_variance)
+  in.D = p.gradient_bound ? require_positive(opt("gradient_bound"), *p.gradient_bound) : in.L;
+  in.G2 = p.gradient_variance ? require_nonnegative(opt("gradient_variance"), *p.gradient_variance)
                               : in.L * in.L;
-  if (p.batch_size) require_range("batch_size", *p.batch_size, 1, p.n);
+  if (p.batch_size) require_range(opt("batch_size"), *p.batch_size, 1, p.n);
   return in;
 }
 
@@ -460,9 +460,9 @@ Plan plan_federated(const PlanProblem& p) {
       "minimiser in the interior (so F(w) - F* <= (beta/2)||w - w*||^2), ||grad F||^2 <= D^2, "
       "Var(grad l) <= G^2, and W inside the ball of radius diameter/2");
   if (!p.gradient_bound || !p.gradient_variance)
-    out.notes.push_back(
-        "D = L and G^2 = L^2 unless given (--gradient-bound, --gradient-variance): "
-        "valid for an L-Lipschitz loss, possibly loose");
+    out.notes.push_back(fmt::format(
+        "D = L and G^2 = L^2 unless given ({}, {}): valid for an L-Lipschitz loss, possibly loose",
+        report_field("gradient_bound"), report_field("gradient_variance")));
   out.notes.push_back(
       "the bound is for the last iterate W_T; federated Cor. 2 (random stop, distribution-free) "
       "has "
@@ -470,8 +470,8 @@ Plan plan_federated(const PlanProblem& p) {
   if (!p.batch_size && !exhaustive)
     out.notes.push_back(fmt::format(
         "n > {}: m was searched on a grid refined around its best point (the minimum over every m "
-        "may be slightly smaller); pass --batch-size to evaluate a given m",
-        kExhaustiveUsers));
+        "may be slightly smaller); pass {} to evaluate a given m",
+        kExhaustiveUsers, report_field("batch_size")));
   if (out.run.steps * m < p.n)
     out.notes.push_back(fmt::format("T = floor(n/m) = {} rounds: {} users take part in no round",
                                     out.run.steps, p.n - out.run.steps * m));
@@ -555,10 +555,10 @@ std::optional<std::pair<double, Run>> smallest_power_noise(const Run& base, doub
 Plan plan_online(const PlanProblem& p) {
   Plan out = start(p);
   const double M =
-      need(p.lipschitz, "lipschitz", "given: M = L > 0 (Prop. 3's eta_t = dia(W)/(M sqrt t))");
+      need(p.lipschitz, opt("lipschitz"), "given: M = L > 0 (Prop. 3's eta_t = dia(W)/(M sqrt t))");
   need_finite_diameter(p, "journal Sec. VI projects onto W and Prop. 3 uses dia(W)");
   need_dimension(p);
-  if (p.smoothness) require_positive("smoothness", *p.smoothness);
+  if (p.smoothness) require_positive(opt("smoothness"), *p.smoothness);
   const Run base = online_base(p, M);
   const std::vector<AnalysisPtr> only{find_analysis("online-gd")};
   CalibrationOptions o;
@@ -680,16 +680,16 @@ nlohmann::json number(double v) {
 }  // namespace
 
 double plan_langevin_r0(const PlanProblem& problem) {
-  require_positive_or_inf("diameter", problem.diameter);
-  if (problem.r0) require_nonnegative("r0", *problem.r0);
+  require_positive_or_inf(opt("diameter"), problem.diameter);
+  if (problem.r0) require_nonnegative(opt("r0"), *problem.r0);
   if (!problem.r0 && !std::isfinite(problem.diameter))
-    fail("r0", "(missing)", "given when the diameter is infinite");
+    fail(opt("r0"), "(missing)", "given when the diameter is infinite");
   return r0_at(problem);
 }
 
 double plan_langevin_sigma2(const PlanProblem& problem, double eta, double K) {
   check_common(problem);
-  const double L = need(problem.lipschitz, "lipschitz", "given: L > 0");
+  const double L = need(problem.lipschitz, opt("lipschitz"), "given: L > 0");
   const double lambda = need_lambda(problem, "langevin Cor. 1");
   require_positive("eta", eta);
   require_positive("K", K);
@@ -699,7 +699,7 @@ double plan_langevin_sigma2(const PlanProblem& problem, double eta, double K) {
 }
 
 double plan_federated_bound(const PlanProblem& problem, std::int64_t m, double sigma) {
-  require_range("n", problem.n, 1, std::int64_t{1} << 53);
+  require_range(opt("n"), problem.n, 1, std::int64_t{1} << 53);
   const FederatedInputs in = federated_inputs(problem);
   require_range("m", m, 1, problem.n);
   require_positive("sigma", sigma);
@@ -711,9 +711,9 @@ double plan_federated_bound(const PlanProblem& problem, std::int64_t m, double s
 
 double plan_online_regret(const Run& run) {
   run.validate();
-  if (!run.loss.lipschitz) fail("lipschitz", "(missing)", "given: M = L > 0");
-  if (!run.dimension) fail("dimension", "(missing)", "given: d >= 1");
-  if (!std::isfinite(run.diameter)) fail("diameter", run.diameter, "finite (Prop. 3 uses dia(W))");
+  if (!run.loss.lipschitz) fail(opt("lipschitz"), "(missing)", "given: M = L > 0");
+  if (!run.dimension) fail(opt("dimension"), "(missing)", "given: d >= 1");
+  if (!std::isfinite(run.diameter)) fail(opt("diameter"), run.diameter, "finite (Prop. 3 uses dia(W))");
   const double M = *run.loss.lipschitz, D = run.diameter;
   const double n = static_cast<double>(run.n), d = static_cast<double>(*run.dimension);
   // eta_t sigma_t^2 = noise_std_t^2 / eta_t (journal convention noise_std_t = eta_t sigma_t).

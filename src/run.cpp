@@ -44,7 +44,7 @@ std::string_view to_string(Convention c) {
   return "?";
 }
 
-Convention parse_convention(std::string_view text, std::string_view parameter) {
+Convention parse_convention(std::string_view text, const Param& parameter) {
   for (auto c : {Convention::journal, Convention::isit, Convention::federated,
                  Convention::chourasia, Convention::altschuler})
     if (text == to_string(c)) return c;

@@ -1,11 +1,13 @@
 // The `hsdp account` contract: JSON schema, exit statuses, messages naming the flag.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
 #include "hsdp/accountant.hpp"
+#include "hsdp/errors.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 
 using hsdp::testing::run_cli;
@@ -50,6 +52,18 @@ TEST(Cli, JsonSchemaAndBest) {
 }
 
 TEST(Cli, JsonEqualsLibrary) {
+  // The command names fields as its flags in the reasons; so does the library here.
+  hsdp::FieldNames flags;
+  flags.option = [](std::string_view field) {
+    std::string out = "--" + std::string(field);
+    std::replace(out.begin(), out.end(), '_', '-');
+    return out;
+  };
+  flags.option_value = [flags](std::string_view field, std::string_view value) {
+    return value.empty() ? flags.option(field) : flags.option(field) + " " + std::string(value);
+  };
+  flags.parameter = [](std::string_view name) { return std::string(name); };
+  hsdp::use_field_names(flags, flags);
   auto r = run_cli(std::string(kRun) + " --epsilon 1 --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "hsdp/errors.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/run.hpp"
@@ -34,7 +35,7 @@ enum class CalibrationParameter {
 std::string_view to_string(CalibrationParameter);
 /// Parses "noise" | "steps" | "sampling-rate"; throws InvalidArgument naming `parameter`.
 CalibrationParameter parse_calibration_parameter(std::string_view text,
-                                                 std::string_view parameter = "--for");
+                                                 const Param& parameter = opt("for"));
 
 /// The units in which the noise is stated (the CLI's --noise-std, --sigma with
 /// --convention, or --noise-multiplier with --clip). They matter beyond display: when the

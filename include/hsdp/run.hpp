@@ -12,7 +12,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "hsdp/errors.hpp"
 
 namespace hsdp {
 
@@ -108,11 +111,15 @@ struct Run {
   std::string summary() const;
 };
 
+/// A request stated field by field, in order: library field name -> value as text (an empty
+/// value is a switch, e.g. "non_convex"). Front ends spell the fields (FieldNames, errors.hpp).
+using FieldValues = std::vector<std::pair<std::string, std::string>>;
+
 /// The paper conventions for the noise parameter sigma (DESIGN.md table).
 enum class Convention { journal, isit, federated, chourasia, altschuler };
 std::string_view to_string(Convention);
 /// Parses "journal" etc.; throws InvalidArgument naming `parameter`.
-Convention parse_convention(std::string_view text, std::string_view parameter = "--convention");
+Convention parse_convention(std::string_view text, const Param& parameter = opt("convention"));
 
 /// Noise std in parameter space at a step with step size eta and batch size b, for a
 /// paper's own sigma:

@@ -1,6 +1,6 @@
 // hsdp.Run: the one description of a training run (include/hsdp/run.hpp). Its keywords are
 // the run flags of the `hsdp` command (cli/run_flags.cpp), validated by the same code, so a
-// bad value raises ValueError with the CLI's message (naming the flag, e.g. "--eta").
+// bad value raises ValueError with the CLI's message, naming the keyword (e.g. "eta = -1: ...").
 #include <fmt/format.h>
 
 #include <cmath>
@@ -38,8 +38,7 @@ std::optional<std::int64_t> opt_int(const char* key, py::handle v) {
     try {
       return v.cast<std::int64_t>();
     } catch (const py::cast_error&) {
-      const std::string flag = "--" + std::string(key);
-      fail(flag == "--batch_size" ? "--batch-size" : flag, std::string(py::str(v)), "an integer in the 64-bit range");
+      fail(opt(key), std::string(py::str(v)), "an integer in the 64-bit range");
     }
   }
   return cast_keyword<std::int64_t>(key, v, "int");
@@ -153,7 +152,7 @@ void bind_run(py::module_& m) {
 The description of one training run (DESIGN.md "One description of a run").
 
 Keywords are the run flags of the `hsdp` command, validated by the same code (a bad value
-raises ValueError with the CLI's message, which names the flag):
+raises ValueError with the CLI's message, naming the keyword):
 
   n (int, required unless example)   dataset size
   steps (int)          number of noisy updates T (default: one pass, n // batch_size)

@@ -3,6 +3,8 @@
 // rows scaled to ||x|| <= record_norm (record-local), then the paper's noisy iteration; the
 // result carries the privacy report of the run performed. Also hsdp.read_csv.
 #include <fmt/format.h>
+
+#include "field_names.hpp"  // cli/: the "same report" line is an `hsdp account` command
 #include <pybind11/numpy.h>
 
 #include <cmath>
@@ -138,11 +140,13 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                   noise_std, std::move(release), clip);
   train::TrainConfig c = cli::train_config(f);
   c.no_noise = no_noise;
-  if (epsilon && !delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
+  if (epsilon && !delta) fail(opt("delta"), "(missing)", fmt::format("given with {}: the target delta in (0, 1)", error_field("epsilon")));
   c.target_epsilon = epsilon;
-  if (delta) c.delta = require_open("--delta", *delta, 0.0, 1.0);
+  if (delta) c.delta = require_open(opt("delta"), *delta, 0.0, 1.0);
   if (!sigma && !noise_std && !epsilon && !no_noise)
-    fail("--epsilon", "(missing)", "a target --epsilon E --delta D, or --sigma, --noise-std or --no-noise");
+    fail(opt("epsilon"), "(missing)",
+         fmt::format("a target {} {}, or {}, {} or {}", error_field("epsilon", "E"), error_field("delta", "D"),
+                     error_field("sigma"), error_field("noise_std"), error_field("no_noise")));
   c.seed = seed;
 
   // ---- data
@@ -154,7 +158,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   if (!feature_scale.empty()) {
     // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
     if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
-      fail("--feature-scale", fmt::format("{} values", feature_scale.size()),
+      fail(opt("feature_scale"), fmt::format("{} values", feature_scale.size()),
            fmt::format("one value, or one per feature (d = {})", ds.d));
     out.feature_scale = feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0]) : feature_scale;
     out.preprocessing = data::scale_features(ds, out.feature_scale).description + "; ";
@@ -163,7 +167,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   if (c.loss.kind == train::LossKind::squared)
     for (std::size_t i = 0; i < ds.n; ++i)
       if (!(std::abs(ds.y[i]) <= c.loss.label_bound))
-        fail("--label-bound", c.loss.label_bound,
+        fail(opt("label_bound"), c.loss.label_bound,
              fmt::format(">= every |label| (record {} of the training set has {})", i + 1, show(ds.y[i])));
   out.label_kind = data::to_string(kind);
   out.labels = ds.labels;
@@ -200,22 +204,24 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
   train::TrainConfig c = cli::train_config(f);
   c.target_epsilon = epsilon;
   if (!sigma && !noise_std && !epsilon)
-    fail("--sigma", "(missing)", "one of --sigma, --noise-std or a target --epsilon (with --delta)");
-  c.delta = require_open("--delta", delta, 0.0, 1.0);
+    fail(opt("sigma"), "(missing)",
+         fmt::format("one of {}, {} or a target {} (with {})", error_field("sigma"), error_field("noise_std"),
+                     error_field("epsilon"), error_field("delta")));
+  c.delta = require_open(opt("delta"), delta, 0.0, 1.0);
   audit::MiaOptions mo;
-  mo.trials = require_range("--trials", trials, 4, std::int64_t{1} << 24);
+  mo.trials = require_range(opt("trials"), trials, 4, std::int64_t{1} << 24);
   mo.delta = delta;
-  mo.confidence = require_open("--confidence", confidence, 0.0, 1.0);
+  mo.confidence = require_open(opt("confidence"), confidence, 0.0, 1.0);
   mo.seed = seed;
   mo.canary_index = canary_index;
-  mo.threads = static_cast<int>(require_range("--threads", threads, 0, 4096));
+  mo.threads = static_cast<int>(require_range(opt("threads"), threads, 0, 4096));
 
   data::Dataset ds = dataset_from(X, y, "X", "y");
   data::map_labels(ds, train::label_kind(c.loss.kind), positive);
   if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
   if (!feature_scale.empty()) {
     if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
-      fail("--feature-scale", fmt::format("{} values", feature_scale.size()),
+      fail(opt("feature_scale"), fmt::format("{} values", feature_scale.size()),
            fmt::format("one value, or one per feature (d = {})", ds.d));
     data::scale_features(ds, feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0])
                                                        : feature_scale);
@@ -279,7 +285,9 @@ void bind_train(py::module_& m) {
         return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result.uses.size()), r.result.uses.data());
       }, "How often each record entered a batch.")
       .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; })
-      .def_property_readonly("account_command", [](const PyTrainResult& r) { return r.result.account_command; })
+      .def_property_readonly("account_command", [](const PyTrainResult& r) {
+        return cli::command_line("account", r.result.account_request);
+      })
       .def_property_readonly("labels", [](const PyTrainResult& r) { return r.labels.describe(); },
                              "How the labels were mapped (e.g. \"-1 -> -1, 1 -> +1\").")
       .def_property_readonly("preprocessing", [](const PyTrainResult& r) { return r.preprocessing; })
