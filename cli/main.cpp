@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;
+  } catch (const hsdp::InvalidArgument& e) {  // a flag's value, read by the library
+    std::cerr << "hsdp: error: " << e.what() << "\n";
+    return 2;
   }
   try {
     for (auto& run : commands) {

@@ -155,7 +155,7 @@ int run_train(const Options& o) {
   doc["randomness"] = r.seeded ? "seeded: for experiments" : "operating-system entropy";
   if (r.report) {
     doc["report"] = to_json(*r.report);
-    doc["account_command"] = command_line("account", r.account_request);
+    doc["account_command"] = command_line("account", r.account_request) + " --json";
   } else {
     doc["report"] = nullptr;
   }
@@ -185,7 +185,7 @@ int run_train(const Options& o) {
   if (r.report) {
     std::cout << "\nprivacy report of the run performed (noise: " << doc["randomness"].get<std::string>()
               << "):\n" << to_table(*r.report);
-    std::cout << "same report: " << command_line("account", r.account_request) << "\n";
+    std::cout << "same report: " << command_line("account", r.account_request) << " --json\n";
   } else {
     std::cout << "privacy: none (no noise: not private)\n";
   }

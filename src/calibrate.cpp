@@ -36,31 +36,6 @@ CalibrationParameter parse_calibration_parameter(std::string_view text, const Pa
   fail(parameter, text, "one of noise, steps, sampling-rate");
 }
 
-std::string_view to_string(NoiseUnit u) {
-  switch (u) {
-    case NoiseUnit::std: return "noise_std";
-    case NoiseUnit::sigma: return "sigma";
-    case NoiseUnit::multiplier: return "noise_multiplier";
-  }
-  return "?";
-}
-
-Schedule noise_schedule(const Run& run, const NoiseParameter& noise) {
-  require_positive(to_string(noise.unit), noise.value);
-  if (noise.unit == NoiseUnit::std) return Schedule(noise.value);
-  if (noise.unit == NoiseUnit::multiplier && !run.clip)
-    fail("clip", "(missing)", "given with a noise multiplier: the clipping norm C > 0");
-  auto at = [&](double eta) {
-    return noise.unit == NoiseUnit::sigma
-               ? noise_std_from_sigma(noise.convention, noise.value, eta, run.batch_size, run.noise)
-               : noise_std_from_multiplier(noise.value, *run.clip, eta, run.batch_size);
-  };
-  if (run.eta.is_constant()) return Schedule(at(run.eta.at(1)));
-  std::vector<double> s(run.eta.size());
-  for (std::size_t t = 0; t < s.size(); ++t) s[t] = at(run.eta.values()[t]);
-  return Schedule(std::move(s));
-}
-
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

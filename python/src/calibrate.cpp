@@ -3,7 +3,6 @@
 // keywords exactly as `hsdp calibrate` sets it up from its flags (cli/calibrate.cpp).
 #include "hsdp/calibrate.hpp"
 
-#include "calibration_setup.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
 
@@ -27,9 +26,9 @@ CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_
     py::gil_scoped_release release;
     return calibrate(pyrun.run, which, epsilon, delta, options);
   }
-  // The same set-up as `hsdp calibrate` (cli/calibration_setup.cpp).
-  const cli::CalibrationProblem p =
-      cli::calibration_problem(*pyrun.flags, for_, epsilon, delta, unit_text, max_steps);
+  // The same set-up as `hsdp calibrate` (the library request, calibration_problem).
+  const CalibrationProblem p =
+      calibration_problem(*pyrun.flags, for_, epsilon, delta, unit_text, max_steps);
   py::gil_scoped_release release;
   return calibrate(p.base, p.which, p.epsilon, p.delta, p.options);
 }

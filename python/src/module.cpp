@@ -78,11 +78,7 @@ Query make_query(std::optional<double> delta, std::optional<double> epsilon,
   // Mutually exclusive, as the CLI's flags are declared.
   if (delta && epsilon)
     throw InvalidArgument(fmt::format("{} excludes {}", error_field("epsilon"), error_field("delta")));
-  cli::RunFlags f;
-  f.delta = delta;
-  f.epsilon = epsilon;
-  f.alphas = alphas;
-  return f.to_query();
+  return stated_query(epsilon, delta, alphas);
 }
 
 }  // namespace hsdp::python

@@ -286,7 +286,7 @@ void bind_train(py::module_& m) {
       }, "How often each record entered a batch.")
       .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; })
       .def_property_readonly("account_command", [](const PyTrainResult& r) {
-        return cli::command_line("account", r.result.account_request);
+        return cli::command_line("account", r.result.account_request) + " --json";
       })
       .def_property_readonly("labels", [](const PyTrainResult& r) { return r.labels.describe(); },
                              "How the labels were mapped (e.g. \"-1 -> -1, 1 -> +1\").")

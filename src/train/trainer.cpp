@@ -121,45 +121,41 @@ LossClass loss_class(const Plan& p, const TrainConfig& c, std::size_t parameters
   return lc;
 }
 
+// The algorithm states its noise as sigma in its paper's convention.
 Schedule noise_from_sigma(const Plan& p, NoiseKind kind, double sigma) {
-  if (p.eta.is_constant())
-    return Schedule(noise_std_from_sigma(p.convention, sigma, p.eta.at(1), p.batch, kind));
-  std::vector<double> s(p.eta.size());
-  for (std::size_t t = 0; t < s.size(); ++t)
-    s[t] = noise_std_from_sigma(p.convention, sigma, p.eta.values()[t], p.batch, kind);
-  return Schedule(std::move(s));
+  return noise_std_schedule({NoiseUnit::sigma, p.convention, sigma}, p.eta, p.batch, kind,
+                            std::nullopt);
 }
 
+// The run as the trainer states it to `account` (its noise as sigma in its convention when it
+// has one), and the query.
 FieldValues account_request(const Run& run, const Plan& p, const std::optional<double>& sigma,
                             double delta) {
-  FieldValues a;
-  auto add = [&a](std::string_view field, const auto& value) {
-    a.emplace_back(field, fmt::format("{}", value));
-  };
-  add("n", run.n);
-  add("steps", run.steps);
-  add("batch_size", run.batch_size);
-  add("sampling", to_string(run.sampling));
-  add("eta", p.eta.at(1));
-  if (p.shape == ScheduleShape::inv_sqrt) add("eta_schedule", "inv-sqrt");
-  if (p.shape == ScheduleShape::inv_t) add("eta_schedule", "inv-t");
-  add("noise", to_string(run.noise));
+  RunSpec spec;
+  spec.n = run.n;
+  spec.steps = run.steps;
+  spec.batch_size = run.batch_size;
+  spec.sampling = std::string(to_string(run.sampling));
+  spec.eta = p.eta.at(1);
+  if (p.shape != ScheduleShape::constant) spec.eta_schedule = std::string(to_string(p.shape));
+  spec.noise = std::string(to_string(run.noise));
   if (sigma) {
-    add("sigma", *sigma);
-    add("convention", to_string(p.convention));
+    spec.sigma = *sigma;
+    spec.convention = std::string(to_string(p.convention));
   } else {
-    add("noise_std", run.noise_std.at(1));
+    spec.noise_std = run.noise_std.at(1);
   }
-  if (run.loss.lipschitz) add("lipschitz", *run.loss.lipschitz);
-  if (run.loss.smoothness) add("smoothness", *run.loss.smoothness);
-  if (run.loss.strong_convexity > 0) add("strong_convexity", run.loss.strong_convexity);
-  if (!run.loss.convex) add("non_convex", "");
-  if (std::isfinite(run.diameter)) add("diameter", run.diameter);
-  if (run.clip) add("clip", *run.clip);
-  if (run.dimension) add("dimension", *run.dimension);
-  add("release", to_string(run.release));
-  add("delta", delta);
-  add("json", "");
+  spec.lipschitz = run.loss.lipschitz;
+  spec.smoothness = run.loss.smoothness;
+  if (run.loss.strong_convexity > 0) spec.strong_convexity = run.loss.strong_convexity;
+  spec.non_convex = !run.loss.convex;
+  if (std::isfinite(run.diameter)) spec.diameter = run.diameter;
+  spec.clip = run.clip;
+  spec.dimension = run.dimension;
+  spec.release = std::string(to_string(run.release));
+  if (run.adjacency != Adjacency::replace) spec.adjacency = std::string(to_string(run.adjacency));
+  FieldValues a = spec.to_map();
+  a.emplace_back("delta", show(delta));
   return a;
 }
 

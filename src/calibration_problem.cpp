@@ -1,19 +1,13 @@
-#include "calibration_setup.hpp"
-
+// The calibration problem a run statement describes: one set-up for the `hsdp calibrate`
+// command and Python's hsdp.calibrate (include/hsdp/calibrate.hpp).
 #include <fmt/format.h>
 
+#include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
 
-namespace hsdp::cli {
+namespace hsdp {
 
 namespace {
-
-ScheduleShape shape_of(const std::string& text) {
-  if (text == "constant") return ScheduleShape::constant;
-  if (text == "inv-sqrt") return ScheduleShape::inv_sqrt;
-  if (text == "inv-t") return ScheduleShape::inv_t;
-  fail(opt("eta_schedule"), text, "one of constant, inv-sqrt, inv-t");
-}
 
 NoiseUnit unit_of(const std::string& text) {
   if (text == "std") return NoiseUnit::std;
@@ -24,7 +18,7 @@ NoiseUnit unit_of(const std::string& text) {
 
 }  // namespace
 
-CalibrationProblem calibration_problem(RunFlags f, std::string_view for_parameter,
+CalibrationProblem calibration_problem(RunSpec f, std::string_view for_parameter,
                                        double epsilon, double delta,
                                        const std::optional<std::string>& noise_unit,
                                        std::int64_t max_steps) {
@@ -32,7 +26,7 @@ CalibrationProblem calibration_problem(RunFlags f, std::string_view for_paramete
   p.which = parse_calibration_parameter(for_parameter, opt("for"));
   p.epsilon = require_nonnegative(opt("epsilon"), epsilon);
   p.delta = require_open(opt("delta"), delta, 0.0, 1.0);
-  p.options.eta_shape = shape_of(f.eta_schedule);
+  p.options.eta_shape = parse_name<ScheduleShape>(f.eta_schedule.value_or("constant"), opt("eta_schedule"));
   p.options.max_steps = require_range(opt("max_steps"), max_steps, 1, std::int64_t{1} << 53);
 
   NoiseParameter noise;
@@ -84,12 +78,9 @@ CalibrationProblem calibration_problem(RunFlags f, std::string_view for_paramete
       noise = {NoiseUnit::std, Convention::journal, *f.noise_std};
     }
   }
-  // to_run() takes one of --epsilon/--delta for an account query; the target is ours.
-  f.epsilon.reset();
-  f.delta = p.delta;
-  p.base = f.to_run();
+  p.base = f.resolve();
   p.options.noise = noise;
   return p;
 }
 
-}  // namespace hsdp::cli
+}  // namespace hsdp
