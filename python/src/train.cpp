@@ -15,6 +15,7 @@
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
+#include "hsdp/train/prepare.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::python {
@@ -84,8 +85,7 @@ data::Dataset prepared(const PyTrainResult& r, const Array& X, const Array& y) {
   if (ds.d != r.result.model.d)
     fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
   train::apply_label_mapping(ds, r.label_kind, r.labels);
-  if (!r.feature_scale.empty()) data::scale_features(ds, r.feature_scale);
-  data::scale_rows_to_norm(ds, r.record_norm);
+  train::prepare_like(ds, {r.feature_scale, r.record_norm, ""});
   return ds;
 }
 
@@ -151,24 +151,11 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
 
   // ---- data
   data::Dataset ds = dataset_from(X, y, "X", "y");
-  const data::LabelKind kind = train::label_kind(c.loss.kind);
-  data::map_labels(ds, kind, positive);
-  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
+  const data::LabelKind kind = train::map_labels_for(ds, c, positive);
   PyTrainResult out;
-  if (!feature_scale.empty()) {
-    // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
-    if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
-      fail(opt("feature_scale"), fmt::format("{} values", feature_scale.size()),
-           fmt::format("one value, or one per feature (d = {})", ds.d));
-    out.feature_scale = feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0]) : feature_scale;
-    out.preprocessing = data::scale_features(ds, out.feature_scale).description + "; ";
-  }
-  out.preprocessing += data::scale_rows_to_norm(ds, c.record_norm).description;
-  if (c.loss.kind == train::LossKind::squared)
-    for (std::size_t i = 0; i < ds.n; ++i)
-      if (!(std::abs(ds.y[i]) <= c.loss.label_bound))
-        fail(opt("label_bound"), c.loss.label_bound,
-             fmt::format(">= every |label| (record {} of the training set has {})", i + 1, show(ds.y[i])));
+  const train::Preparation prep = train::prepare_records(ds, c, feature_scale);
+  out.feature_scale = prep.feature_scale;
+  out.preprocessing = prep.description;
   out.label_kind = data::to_string(kind);
   out.labels = ds.labels;
   out.record_norm = c.record_norm;
@@ -217,16 +204,7 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
   mo.threads = static_cast<int>(require_range(opt("threads"), threads, 0, 4096));
 
   data::Dataset ds = dataset_from(X, y, "X", "y");
-  data::map_labels(ds, train::label_kind(c.loss.kind), positive);
-  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
-  if (!feature_scale.empty()) {
-    if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
-      fail(opt("feature_scale"), fmt::format("{} values", feature_scale.size()),
-           fmt::format("one value, or one per feature (d = {})", ds.d));
-    data::scale_features(ds, feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0])
-                                                       : feature_scale);
-  }
-  data::scale_rows_to_norm(ds, c.record_norm);
+  train::prepare(ds, c, positive, feature_scale);
   nlohmann::json j;
   {
     py::gil_scoped_release release_gil;
