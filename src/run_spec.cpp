@@ -197,6 +197,48 @@ RunSpec RunSpec::from_map(const FieldValues& values) {
   return spec;
 }
 
+RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& noise) {
+  RunSpec s;
+  s.n = run.n;
+  s.steps = run.steps;
+  s.batch_size = run.batch_size;
+  s.sampling = std::string(to_string(run.sampling));
+  s.eta = run.eta.at(1);
+  if (!run.eta.is_constant()) {
+    // make_schedule's own values for each shape: an exact match names the shape.
+    bool found = false;
+    for (const auto shape : {ScheduleShape::inv_sqrt, ScheduleShape::inv_t}) {
+      if (make_schedule(shape, run.eta.at(1), run.steps).values() != run.eta.values()) continue;
+      s.eta_schedule = std::string(to_string(shape));
+      found = true;
+    }
+    if (!found) fail("eta", "a per-step schedule", "constant, eta/sqrt(t) or eta/t to be stated");
+  }
+  s.noise = std::string(to_string(run.noise));
+  if (noise && noise->unit == NoiseUnit::sigma) {
+    s.sigma = noise->value;
+    s.convention = std::string(to_string(noise->convention));
+  } else if (noise && noise->unit == NoiseUnit::multiplier) {
+    s.noise_multiplier = noise->value;
+  } else {
+    if (!run.noise_std.is_constant())
+      fail("noise_std", "a per-step schedule", "constant to be stated as a noise std");
+    s.noise_std = run.noise_std.at(1);
+  }
+  s.lipschitz = run.loss.lipschitz;
+  s.smoothness = run.loss.smoothness;
+  if (run.loss.strong_convexity > 0) s.strong_convexity = run.loss.strong_convexity;
+  s.non_convex = !run.loss.convex;
+  if (std::isfinite(run.diameter)) s.diameter = run.diameter;
+  s.clip = run.clip;
+  s.lsi = run.lsi_constant;
+  s.dimension = run.dimension;
+  s.index = run.index;
+  s.release = std::string(to_string(run.release));
+  if (run.adjacency != Adjacency::replace) s.adjacency = std::string(to_string(run.adjacency));
+  return s;
+}
+
 NoiseParameter RunSpec::noise_statement() const {
   if (noise_multiplier) return {NoiseUnit::multiplier, Convention::journal, *noise_multiplier};
   if (sigma)

@@ -97,6 +97,12 @@ struct RunSpec {
   void set(std::string_view field, std::string_view text);
   /// Every field, in the order of to_map().
   static std::span<const RunField> fields();
+  /// A statement of a resolved run (from calibration, a plan, the trainer): its step sizes
+  /// as a base and shape, its noise as `noise` states it (its units: the trainer's sigma in
+  /// its paper's convention) or else as a parameter-space std. resolve() gives `run` back.
+  /// Throws InvalidArgument when a per-step schedule has no such statement (a noise std
+  /// that changes from step to step, or step sizes that are not eta, eta/sqrt(t), eta/t).
+  static RunSpec stating(const Run& run, const std::optional<NoiseParameter>& noise = {});
 };
 
 /// The query as a user states it: epsilon (report delta) or delta (report epsilon; default

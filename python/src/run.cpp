@@ -150,15 +150,14 @@ smoothness=1, diameter=1)
       .def(
           "replace",
           [](const PyRun& self, const py::kwargs& kwargs) {
-            if (!self.flags)
-              throw py::type_error(
-                  "Run.replace(): this run was not described with keywords (it came from "
-                  "calibrate, plan or train); describe it with hsdp.Run(...)");
-            RunSpec f = *self.flags;
+            // A run from calibrate, plan or train is stated as it resolved (its noise as a
+            // parameter-space std); one described with keywords keeps its own units.
+            RunSpec f = self.flags ? *self.flags : RunSpec::stating(self.run);
             apply(f, kwargs, "Run.replace()");
             return build(f);
           },
-          "A new run with some keywords changed (validated like Run()).")
+          "A new run with some keywords changed (validated like Run()). Works on every run: one "
+          "from calibrate, plan or train is stated as it resolved (its noise as a std).")
       .def_property_readonly("n", [](const PyRun& r) { return r.run.n; })
       .def_property_readonly("steps", [](const PyRun& r) { return r.run.steps; })
       .def_property_readonly("batch_size", [](const PyRun& r) { return r.run.batch_size; })
@@ -193,6 +192,29 @@ smoothness=1, diameter=1)
           py::arg("indent") = 2, "The run as JSON (the \"run\" object of `hsdp account --json`).")
       .def("to_dict", [](const PyRun& r) { return to_python(to_json(r.run)); })
       .def("__repr__", [](const PyRun& r) { return "hsdp.Run(" + r.run.summary() + ")"; });
+
+  // inspect.signature(hsdp.Run) and help() list the keywords: the fields of the run
+  // statement (RunSpec::fields()), keyword-only, None meaning "not stated".
+  const py::module_ inspect = py::module_::import("inspect");
+  const py::object parameter = inspect.attr("Parameter");
+  const py::object keyword_only = parameter.attr("KEYWORD_ONLY");
+  const py::object builtins = py::module_::import("builtins");
+  py::list parameters;
+  for (const RunField& field : RunSpec::fields()) {
+    const bool convex = field.name == "non_convex";  // stated in Python as convex=False
+    const char* type = field.type == RunField::Type::integer ? "int"
+                       : field.type == RunField::Type::real  ? "float"
+                       : field.type == RunField::Type::word  ? "str"
+                                                             : "bool";
+    const py::object annotation =
+        field.is_switch() ? builtins.attr("bool")
+                          : builtins.attr(type) | py::module_::import("types").attr("NoneType");
+    const py::object default_value =
+        convex ? py::object(py::bool_(true)) : field.is_switch() ? py::object(py::bool_(false)) : py::none();
+    parameters.append(parameter(convex ? "convex" : std::string(field.name), keyword_only,
+                                py::arg("default") = default_value, py::arg("annotation") = annotation));
+  }
+  m.attr("Run").attr("__signature__") = inspect.attr("Signature")(parameters);
 }
 
 }  // namespace hsdp::python

@@ -10,12 +10,12 @@
 #include <cmath>
 
 #include "common.hpp"
-#include "train_flags.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
 #include "hsdp/train/prepare.hpp"
+#include "hsdp/train/train_spec.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::python {
@@ -89,8 +89,8 @@ data::Dataset prepared(const PyTrainResult& r, const Array& X, const Array& y) {
   return ds;
 }
 
-// The keywords of hsdp.train / hsdp.audit_mia as the command's training flags.
-cli::TrainFlags train_flags(const std::string& model, const std::string& algorithm, double l2,
+// The keywords of hsdp.train / hsdp.audit_mia as the library's training request.
+train::TrainSpec train_flags(const std::string& model, const std::string& algorithm, double l2,
                             double huber_smoothing, double label_bound, bool bias, double record_norm,
                             const std::string& constraint, double radius, std::optional<std::string> sampling,
                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
@@ -98,7 +98,7 @@ cli::TrainFlags train_flags(const std::string& model, const std::string& algorit
                             std::optional<std::string> eta_schedule, const std::string& noise,
                             std::optional<double> sigma, std::optional<double> noise_std,
                             std::optional<std::string> release, std::optional<double> clip) {
-  cli::TrainFlags f;
+  train::TrainSpec f;
   f.model = model;
   f.algorithm = algorithm;
   f.l2 = l2;
@@ -133,12 +133,12 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                              std::optional<std::string> release, std::optional<double> clip,
                              std::optional<std::uint64_t> seed, std::optional<std::string> positive,
                              std::vector<double> feature_scale) {
-  // ---- configuration, by the command's own translation (cli/train_flags.cpp)
-  const cli::TrainFlags f =
+  // ---- configuration, by the library's translation of the request (TrainSpec::resolve)
+  const train::TrainSpec f =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
                   std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
                   noise_std, std::move(release), clip);
-  train::TrainConfig c = cli::train_config(f);
+  train::TrainConfig c = f.resolve();
   c.no_noise = no_noise;
   if (epsilon && !delta) fail(opt("delta"), "(missing)", fmt::format("given with {}: the target delta in (0, 1)", error_field("epsilon")));
   c.target_epsilon = epsilon;
@@ -184,11 +184,11 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
                               std::vector<double> feature_scale, std::int64_t trials, double confidence,
                               std::optional<std::uint64_t> seed, std::optional<std::int64_t> canary_index,
                               int threads) {
-  const cli::TrainFlags f =
+  const train::TrainSpec f =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
                   std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
                   noise_std, std::move(release), clip);
-  train::TrainConfig c = cli::train_config(f);
+  train::TrainConfig c = f.resolve();
   c.target_epsilon = epsilon;
   if (!sigma && !noise_std && !epsilon)
     fail(opt("sigma"), "(missing)",

@@ -127,34 +127,13 @@ Schedule noise_from_sigma(const Plan& p, NoiseKind kind, double sigma) {
                             std::nullopt);
 }
 
-// The run as the trainer states it to `account` (its noise as sigma in its convention when it
-// has one), and the query.
+// The run as the trainer states it to `account` (its noise as sigma in its algorithm's
+// convention when it has one), and the query.
 FieldValues account_request(const Run& run, const Plan& p, const std::optional<double>& sigma,
                             double delta) {
-  RunSpec spec;
-  spec.n = run.n;
-  spec.steps = run.steps;
-  spec.batch_size = run.batch_size;
-  spec.sampling = std::string(to_string(run.sampling));
-  spec.eta = p.eta.at(1);
-  if (p.shape != ScheduleShape::constant) spec.eta_schedule = std::string(to_string(p.shape));
-  spec.noise = std::string(to_string(run.noise));
-  if (sigma) {
-    spec.sigma = *sigma;
-    spec.convention = std::string(to_string(p.convention));
-  } else {
-    spec.noise_std = run.noise_std.at(1);
-  }
-  spec.lipschitz = run.loss.lipschitz;
-  spec.smoothness = run.loss.smoothness;
-  if (run.loss.strong_convexity > 0) spec.strong_convexity = run.loss.strong_convexity;
-  spec.non_convex = !run.loss.convex;
-  if (std::isfinite(run.diameter)) spec.diameter = run.diameter;
-  spec.clip = run.clip;
-  spec.dimension = run.dimension;
-  spec.release = std::string(to_string(run.release));
-  if (run.adjacency != Adjacency::replace) spec.adjacency = std::string(to_string(run.adjacency));
-  FieldValues a = spec.to_map();
+  std::optional<NoiseParameter> noise;
+  if (sigma) noise = NoiseParameter{NoiseUnit::sigma, p.convention, *sigma};
+  FieldValues a = RunSpec::stating(run, noise).to_map();
   a.emplace_back("delta", show(delta));
   return a;
 }
