@@ -27,6 +27,7 @@
 #include "hsdp/audit/exact.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
+#include "hsdp/train/prepare.hpp"
 #include "hsdp/train/trainer.hpp"
 #include "hsdp/compare.hpp"
 #include "hsdp/errors.hpp"
@@ -161,19 +162,7 @@ int run_mia(const MiaFlags& o) {
     fail("--format", o.format, "one of csv, libsvm, idx");
   }
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
-  const data::LabelKind kind = train::label_kind(c.loss.kind);
-  data::map_labels(d, kind, o.positive);
-  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = d.labels.raw.size();
-  std::string prep;
-  if (!o.feature_scale.empty()) {
-    if (o.feature_scale.size() != 1 && o.feature_scale.size() != d.d)
-      fail("--feature-scale", fmt::format("{} values", o.feature_scale.size()),
-           fmt::format("one value, or one per feature (d = {})", d.d));
-    const std::vector<double> scale =
-        o.feature_scale.size() == 1 ? std::vector<double>(d.d, o.feature_scale[0]) : o.feature_scale;
-    prep = data::scale_features(d, scale).description + "; ";
-  }
-  prep += data::scale_rows_to_norm(d, c.record_norm).description;
+  const std::string prep = train::prepare(d, c, o.positive, o.feature_scale).description;
 
   const audit::MiaResult r = audit::mia(d, c, mo);
   if (o.json) {

@@ -6,7 +6,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "calibration_setup.hpp"
 #include "commands.hpp"
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"

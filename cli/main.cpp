@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "field_names.hpp"
 #include "hsdp/errors.hpp"
 
 namespace hsdp::cli {
@@ -17,6 +18,8 @@ std::vector<Command>& commands() {
 }  // namespace hsdp::cli
 
 int main(int argc, char** argv) {
+  // Messages and reports name the library's fields as this command's flags.
+  hsdp::use_field_names(hsdp::cli::flag_names(), hsdp::cli::flag_names());
   CLI::App app{"hsdp: differential privacy of the last iterate of noisy gradient descent"};
   app.require_subcommand(1);
   auto& registered = hsdp::cli::commands();
@@ -32,6 +35,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    return 2;
+  } catch (const hsdp::InvalidArgument& e) {  // a flag's value, read by the library
+    std::cerr << "hsdp: error: " << e.what() << "\n";
     return 2;
   }
   try {

@@ -18,26 +18,6 @@ namespace hsdp::cli {
 
 namespace {
 
-// The library names PlanProblem's fields; on the command line the same message names the
-// flag (strong_convexity -> --strong-convexity).
-Plan plan_with_flag_names(const PlanProblem& p) {
-  try {
-    return plan(p);
-  } catch (const InvalidArgument& e) {
-    const std::string what = e.what();
-    const auto eq = what.find(" = ");
-    const std::string field = what.substr(0, eq);
-    for (const char* known :
-         {"n", "epsilon", "delta", "lipschitz", "smoothness", "strong_convexity", "diameter",
-          "dimension", "r0", "gradient_bound", "gradient_variance", "batch_size"}) {
-      if (eq == std::string::npos || field != known) continue;
-      std::string flag = "--" + field;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      throw InvalidArgument(flag + what.substr(eq));
-    }
-    throw;
-  }
-}
 
 std::function<int()> add_plan(CLI::App& app) {
   auto* sub = app.add_subcommand(
@@ -99,7 +79,7 @@ std::function<int()> add_plan(CLI::App& app) {
         (p.gradient_bound || p.gradient_variance || p.batch_size))
       fail("--gradient-bound/--gradient-variance/--batch-size", "(given)",
            "used with --setting federated only");
-    const Plan result = plan_with_flag_names(p);
+    const Plan result = plan(p);
     if (!result.feasible) {
       std::cerr << fmt::format(
           "hsdp: error: infeasible target (epsilon = {}, delta = {}) for --setting {}: {}\n",

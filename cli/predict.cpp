@@ -13,6 +13,7 @@
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
+#include "hsdp/train/prepare.hpp"
 
 namespace hsdp::cli {
 
@@ -67,8 +68,7 @@ int run_predict(const Options& o) {
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
   // A label the model was not trained on is an error naming the record.
   train::apply_label_mapping(d, mf.label_kind, mf.labels);
-  if (!mf.feature_scale.empty()) data::scale_features(d, mf.feature_scale);
-  data::scale_rows_to_norm(d, mf.record_norm);
+  train::prepare_like(d, {mf.feature_scale, mf.record_norm, ""});
   const train::Evaluation e = train::evaluate(mf.model, d);
 
   if (o.output) {

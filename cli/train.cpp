@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "field_names.hpp"
 #include "train_flags.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
+#include "hsdp/train/prepare.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::cli {
@@ -77,9 +79,7 @@ int run_train(const Options& o) {
   };
   data::Dataset all = read(o.data, o.labels_file, "--labels");
   if (!o.classes.empty()) all = data::select_classes(all, o.classes);
-  const data::LabelKind kind = train::label_kind(c.loss.kind);
-  data::map_labels(all, kind, o.positive);
-  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = all.labels.raw.size();
+  const data::LabelKind kind = train::map_labels_for(all, c, o.positive);
   data::Dataset train_set, test_set;
   std::string split_text;
   if (o.test_data) {
@@ -95,25 +95,9 @@ int run_train(const Options& o) {
     split_text = fmt::format("{} train / {} test records (split fraction {}, split seed {})", train_set.n,
                              test_set.n, show(o.test_fraction), o.split_seed);
   }
-  std::vector<double> scale;
-  std::string prep_text;
-  if (!o.feature_scale.empty()) {
-    // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
-    if (o.feature_scale.size() != 1 && o.feature_scale.size() != train_set.d)
-      fail("--feature-scale", fmt::format("{} values", o.feature_scale.size()),
-           fmt::format("one value, or one per feature (d = {})", train_set.d));
-    scale = o.feature_scale.size() == 1 ? std::vector<double>(train_set.d, o.feature_scale[0]) : o.feature_scale;
-    prep_text = data::scale_features(train_set, scale).description + "; ";
-    data::scale_features(test_set, scale);
-  }
-  const data::Preprocessing prep = data::scale_rows_to_norm(train_set, c.record_norm);
-  data::scale_rows_to_norm(test_set, c.record_norm);
-  prep_text += prep.description;
-  if (c.loss.kind == train::LossKind::squared)
-    for (std::size_t i = 0; i < train_set.n; ++i)
-      if (!(std::abs(train_set.y[i]) <= c.loss.label_bound))
-        fail("--label-bound", c.loss.label_bound,
-             fmt::format(">= every |label| (record {} of the training set has {})", i + 1, show(train_set.y[i])));
+  const train::Preparation prep = train::prepare_records(train_set, c, o.feature_scale);
+  train::prepare_like(test_set, prep);
+  const std::string& prep_text = prep.description;
 
   // ---- train
   const train::TrainResult r = train::train(train_set, c);
@@ -124,7 +108,7 @@ int run_train(const Options& o) {
   nlohmann::json doc;
   doc["format"] = "hsdp-model";
   doc["version"] = 1;
-  train::ModelFile mf{r.model, scale, c.record_norm, std::string(data::to_string(kind)), train_set.labels};
+  train::ModelFile mf{r.model, prep.feature_scale, c.record_norm, std::string(data::to_string(kind)), train_set.labels};
   doc["model"] = train::to_json(mf);
   nlohmann::json cfg;
   cfg["data"] = o.data;
@@ -154,7 +138,7 @@ int run_train(const Options& o) {
   doc["randomness"] = r.seeded ? "seeded: for experiments" : "operating-system entropy";
   if (r.report) {
     doc["report"] = to_json(*r.report);
-    doc["account_command"] = r.account_command;
+    doc["account_command"] = command_line("account", r.account_request) + " --json";
   } else {
     doc["report"] = nullptr;
   }
@@ -184,7 +168,7 @@ int run_train(const Options& o) {
   if (r.report) {
     std::cout << "\nprivacy report of the run performed (noise: " << doc["randomness"].get<std::string>()
               << "):\n" << to_table(*r.report);
-    std::cout << "same report: " << r.account_command << "\n";
+    std::cout << "same report: " << command_line("account", r.account_request) << " --json\n";
   } else {
     std::cout << "privacy: none (no noise: not private)\n";
   }

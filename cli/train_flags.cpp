@@ -1,9 +1,5 @@
 #include "train_flags.hpp"
 
-#include <fmt/format.h>
-
-#include "hsdp/errors.hpp"
-
 namespace hsdp::cli {
 
 void add_train_flags(CLI::App& sub, TrainFlags& o) {
@@ -26,52 +22,8 @@ void add_train_flags(CLI::App& sub, TrainFlags& o) {
   sub.add_option("--noise", o.noise, "gaussian|laplace")->capture_default_str();
   sub.add_option("--sigma", o.sigma, "The algorithm's own noise parameter sigma (its paper's convention)");
   sub.add_option("--noise-std", o.noise_std, "Noise std in parameter space per step");
-  sub.add_option("--release", o.release, "last|random-stop|every (default last; online random-stop; every: accounted as if every iterate were published)");
+  sub.add_option("--release", o.release, "last|random-stop (default last; online random-stop)");
   sub.add_option("--clip", o.clip, "Per-example gradient clipping norm C (only the composition baseline stays valid)");
-}
-
-train::TrainConfig train_config(const TrainFlags& o) {
-  using train::Algorithm;
-  train::TrainConfig c;
-  c.algorithm = train::parse_algorithm(o.algorithm);
-  c.loss.kind = train::parse_loss(o.model);
-  c.loss.l2 = require_nonnegative("--l2", o.l2);
-  c.loss.huber_smoothing = require_positive("--huber-smoothing", o.huber_smoothing);
-  c.loss.label_bound = require_positive("--label-bound", o.label_bound);
-  c.bias = !o.no_bias;
-  c.record_norm = require_positive("--record-norm", o.record_norm);
-  c.constraint.kind = pick_choice<train::ConstraintKind>(
-      "--constraint", o.constraint,
-      {{"ball", train::ConstraintKind::ball}, {"box", train::ConstraintKind::box}, {"none", train::ConstraintKind::none}});
-  c.constraint.radius = o.radius;
-  c.constraint.validate();
-  c.noise = pick_choice<NoiseKind>("--noise", o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
-  if (o.sampling) {
-    if (c.algorithm != Algorithm::noisy_sgd)
-      fail("--sampling", *o.sampling, fmt::format("absent for --algorithm {} (its batches are fixed by the paper)", o.algorithm));
-    c.sampling = pick_choice<Sampling>("--sampling", *o.sampling,
-                                       {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
-                                        {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
-  }
-  const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
-  const std::int64_t default_batch = default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256;
-  c.batch_size = o.batch_size.value_or(default_batch);
-  c.steps = o.steps;
-  if (o.epochs) c.epochs = *o.epochs;
-  else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;
-  c.eta = o.eta;
-  if (o.eta_schedule)
-    c.eta_shape = pick_choice<ScheduleShape>("--eta-schedule", *o.eta_schedule,
-                                             {{"constant", ScheduleShape::constant}, {"inv-sqrt", ScheduleShape::inv_sqrt},
-                                              {"inv-t", ScheduleShape::inv_t}});
-  c.release = o.release ? pick_choice<Release>("--release", *o.release,
-                                               {{"last", Release::last}, {"random-stop", Release::random_stop},
-                                                {"every", Release::every}})
-                        : (c.algorithm == Algorithm::online ? Release::random_stop : Release::last);
-  c.sigma = o.sigma;
-  c.noise_std = o.noise_std;
-  c.clip = o.clip;
-  return c;
 }
 
 }  // namespace hsdp::cli

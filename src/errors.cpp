@@ -12,47 +12,105 @@ std::string show(double value) {
   return fmt::format("{}", value);
 }
 
-void fail(std::string_view parameter, double value, std::string_view range) {
+namespace {
+
+std::string with_underscores(std::string_view name) {
+  std::string out(name);
+  for (char& c : out)
+    if (c == '-') c = '_';
+  return out;
+}
+
+// The spellings in use; the library's own until a front end installs its own (once, at
+// start-up, so reads need no lock).
+FieldNames& error_names() {
+  static FieldNames names = FieldNames::library();
+  return names;
+}
+FieldNames& report_names() {
+  static FieldNames names = FieldNames::library();
+  return names;
+}
+
+}  // namespace
+
+FieldNames FieldNames::library() {
+  FieldNames f;
+  f.option = [](std::string_view field) { return std::string(field); };
+  f.option_value = [](std::string_view field, std::string_view value) {
+    return value.empty() ? std::string(field) : fmt::format("{} = {}", field, value);
+  };
+  f.parameter = [](std::string_view name) { return std::string(name); };
+  return f;
+}
+
+void use_field_names(FieldNames errors, FieldNames reports) {
+  error_names() = std::move(errors);
+  report_names() = std::move(reports);
+}
+
+std::string report_field(std::string_view field) { return report_names().option(field); }
+std::string report_field(std::string_view field, std::string_view value) {
+  return report_names().option_value(field, value);
+}
+std::string error_field(std::string_view field) { return error_names().option(field); }
+std::string error_field(std::string_view field, std::string_view value) {
+  return error_names().option_value(field, value);
+}
+
+std::string Param::spelled() const {
+  return option_ ? error_names().option(name_) : error_names().parameter(name_);
+}
+
+std::string Param::field() const { return with_underscores(name_); }
+
+InvalidArgument::InvalidArgument(const Param& parameter, std::string value, std::string range)
+    : std::invalid_argument(fmt::format("{} = {}: must be {}", parameter.spelled(), value, range)),
+      field_(parameter.field()),
+      value_(std::move(value)),
+      range_(std::move(range)) {}
+
+void fail(const Param& parameter, double value, std::string_view range) {
   fail(parameter, show(value), range);
 }
 
-void fail(std::string_view parameter, std::string_view value, std::string_view range) {
-  throw InvalidArgument(fmt::format("{} = {}: must be {}", parameter, value, range));
+void fail(const Param& parameter, std::string_view value, std::string_view range) {
+  throw InvalidArgument(parameter, std::string(value), std::string(range));
 }
 
-double require_finite(std::string_view parameter, double value) {
+double require_finite(const Param& parameter, double value) {
   if (!std::isfinite(value)) fail(parameter, value, "a finite number");
   return value;
 }
 
-double require_positive(std::string_view parameter, double value) {
+double require_positive(const Param& parameter, double value) {
   if (!std::isfinite(value) || !(value > 0)) fail(parameter, value, "finite and > 0");
   return value;
 }
 
-double require_nonnegative(std::string_view parameter, double value) {
+double require_nonnegative(const Param& parameter, double value) {
   if (!std::isfinite(value) || !(value >= 0)) fail(parameter, value, "finite and >= 0");
   return value;
 }
 
-double require_positive_or_inf(std::string_view parameter, double value) {
+double require_positive_or_inf(const Param& parameter, double value) {
   if (std::isnan(value) || !(value > 0)) fail(parameter, value, "> 0 (inf allowed)");
   return value;
 }
 
-double require_open(std::string_view parameter, double value, double lo, double hi) {
+double require_open(const Param& parameter, double value, double lo, double hi) {
   if (!std::isfinite(value) || !(value > lo && value < hi))
     fail(parameter, value, fmt::format("in the open interval ({}, {})", show(lo), show(hi)));
   return value;
 }
 
-double require_closed(std::string_view parameter, double value, double lo, double hi) {
+double require_closed(const Param& parameter, double value, double lo, double hi) {
   if (!std::isfinite(value) || !(value >= lo && value <= hi))
     fail(parameter, value, fmt::format("in [{}, {}]", show(lo), show(hi)));
   return value;
 }
 
-std::int64_t require_range(std::string_view parameter, std::int64_t value, std::int64_t lo,
+std::int64_t require_range(const Param& parameter, std::int64_t value, std::int64_t lo,
                            std::int64_t hi) {
   if (value < lo || value > hi)
     fail(parameter, std::to_string(value), fmt::format("an integer in [{}, {}]", lo, hi));

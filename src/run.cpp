@@ -9,46 +9,71 @@
 
 namespace hsdp {
 
-std::string_view to_string(NoiseKind k) { return k == NoiseKind::gaussian ? "gaussian" : "laplace"; }
+namespace {
 
-std::string_view to_string(Sampling s) {
-  switch (s) {
-    case Sampling::full: return "full";
-    case Sampling::poisson: return "poisson";
-    case Sampling::fixed: return "fixed";
-    case Sampling::shuffle: return "shuffle";
-    case Sampling::cyclic: return "cyclic";
-  }
+// Finds the name of `value` in its enumeration's table.
+template <typename E>
+std::string_view name_of(E value) {
+  for (const auto& [v, name] : names<E>())
+    if (v == value) return name;
   return "?";
 }
 
-std::string_view to_string(Release r) {
-  switch (r) {
-    case Release::last: return "last";
-    case Release::random_stop: return "random-stop";
-    case Release::every: return "every";
-  }
-  return "?";
+}  // namespace
+
+template <>
+std::span<const std::pair<NoiseKind, std::string_view>> names() {
+  static constexpr std::pair<NoiseKind, std::string_view> table[] = {
+      {NoiseKind::gaussian, "gaussian"}, {NoiseKind::laplace, "laplace"}};
+  return table;
+}
+template <>
+std::span<const std::pair<Sampling, std::string_view>> names() {
+  static constexpr std::pair<Sampling, std::string_view> table[] = {
+      {Sampling::full, "full"},       {Sampling::poisson, "poisson"}, {Sampling::fixed, "fixed"},
+      {Sampling::shuffle, "shuffle"}, {Sampling::cyclic, "cyclic"}};
+  return table;
+}
+template <>
+std::span<const std::pair<Release, std::string_view>> names() {
+  static constexpr std::pair<Release, std::string_view> table[] = {
+      {Release::last, "last"}, {Release::random_stop, "random-stop"}, {Release::every, "every"}};
+  return table;
+}
+template <>
+std::span<const std::pair<Adjacency, std::string_view>> names() {
+  static constexpr std::pair<Adjacency, std::string_view> table[] = {
+      {Adjacency::replace, "replace"}, {Adjacency::remove, "remove"}};
+  return table;
+}
+template <>
+std::span<const std::pair<ScheduleShape, std::string_view>> names() {
+  static constexpr std::pair<ScheduleShape, std::string_view> table[] = {
+      {ScheduleShape::constant, "constant"},
+      {ScheduleShape::inv_sqrt, "inv-sqrt"},
+      {ScheduleShape::inv_t, "inv-t"}};
+  return table;
+}
+template <>
+std::span<const std::pair<Convention, std::string_view>> names() {
+  static constexpr std::pair<Convention, std::string_view> table[] = {
+      {Convention::journal, "journal"},
+      {Convention::isit, "isit"},
+      {Convention::federated, "federated"},
+      {Convention::chourasia, "chourasia"},
+      {Convention::altschuler, "altschuler"}};
+  return table;
 }
 
-std::string_view to_string(Adjacency a) { return a == Adjacency::replace ? "replace" : "remove"; }
+std::string_view to_string(NoiseKind k) { return name_of(k); }
+std::string_view to_string(Sampling s) { return name_of(s); }
+std::string_view to_string(Release r) { return name_of(r); }
+std::string_view to_string(Adjacency a) { return name_of(a); }
+std::string_view to_string(ScheduleShape s) { return name_of(s); }
+std::string_view to_string(Convention c) { return name_of(c); }
 
-std::string_view to_string(Convention c) {
-  switch (c) {
-    case Convention::journal: return "journal";
-    case Convention::isit: return "isit";
-    case Convention::federated: return "federated";
-    case Convention::chourasia: return "chourasia";
-    case Convention::altschuler: return "altschuler";
-  }
-  return "?";
-}
-
-Convention parse_convention(std::string_view text, std::string_view parameter) {
-  for (auto c : {Convention::journal, Convention::isit, Convention::federated,
-                 Convention::chourasia, Convention::altschuler})
-    if (text == to_string(c)) return c;
-  fail(parameter, text, "one of journal, isit, federated, chourasia, altschuler");
+Convention parse_convention(std::string_view text, const Param& parameter) {
+  return parse_name<Convention>(text, parameter);
 }
 
 double Schedule::min() const { return *std::min_element(values_.begin(), values_.end()); }

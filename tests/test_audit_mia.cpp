@@ -211,7 +211,7 @@ TEST(Canary, LeastUsedAxisMinorityLabelNormR) {
     make_canary(d, c, 25);
     FAIL();
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("--canary-index"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("canary_index"), std::string::npos);
   }
 }
 
@@ -308,18 +308,18 @@ TEST(Mia, RejectsBadInput) {
   };
   MiaOptions o;
   o.trials = 3;
-  names(o, c, "--trials");
+  names(o, c, "trials = ");
   o = {};
   o.delta = 1.5;
-  names(o, c, "--delta");
+  names(o, c, "delta = ");
   o = {};
   o.confidence = 0;
-  names(o, c, "--confidence");
+  names(o, c, "confidence = ");
   o = {};
   train::TrainConfig quiet = c;
   quiet.sigma.reset();
   quiet.no_noise = true;
-  names(o, quiet, "--no-noise");
+  names(o, quiet, "no_noise = ");
 }
 
 std::string write_tiny_csv() {

@@ -1,6 +1,6 @@
 // journal (Asoodeh, Diaz, Calmon 2021) Sec. III-A: the f-divergence output bound of
 // Prop. 2 through E_gamma contraction, eq. (10), eq. (12), Examples 1 and 2
-// (include/hsdp/divergence/f_divergence_bound.hpp, src/analysis/chi_square.cpp).
+// (include/hsdp/divergence/f_divergence_bound.hpp, src/divergence/chi_square.cpp).
 //
 // Reference numbers marked "mpmath" were computed independently with Python mpmath at 30
 // digits (closed-form E_gamma curves, adaptive quadrature split at every kink).

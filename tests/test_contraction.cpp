@@ -612,19 +612,19 @@ TEST(Contraction, NotApplicableReasonsNameTheIssue) {
     EXPECT_NE(reason(*a, every).find("release = every"), std::string::npos) << reason(*a, every);
   }
   // Release mismatch between the two Gaussian analyses.
-  EXPECT_NE(reason(per_index(), stop).find("--release last"), std::string::npos);
-  EXPECT_NE(reason(random_stop(), base).find("--release random-stop"), std::string::npos);
+  EXPECT_NE(reason(per_index(), stop).find("release = last"), std::string::npos);
+  EXPECT_NE(reason(random_stop(), base).find("release = random-stop"), std::string::npos);
 
   RunT no_dim = lap;
   no_dim.dimension.reset();
-  EXPECT_NE(reason(laplace(), no_dim).find("--dimension 1"), std::string::npos) << reason(laplace(), no_dim);
+  EXPECT_NE(reason(laplace(), no_dim).find("dimension = 1"), std::string::npos) << reason(laplace(), no_dim);
   RunT dim3 = lap;
   dim3.dimension = 3;
   EXPECT_NE(reason(laplace(), dim3).find("dimension = 3"), std::string::npos) << reason(laplace(), dim3);
   EXPECT_NE(reason(laplace(), base).find("Laplace"), std::string::npos) << reason(laplace(), base);
   RunT lap_stop = lap;
   lap_stop.release = hsdp::Release::random_stop;
-  EXPECT_NE(reason(laplace(), lap_stop).find("--release last"), std::string::npos);
+  EXPECT_NE(reason(laplace(), lap_stop).find("release = last"), std::string::npos);
   RunT lap_poisson = lap;
   lap_poisson.sampling = hsdp::Sampling::poisson;
   EXPECT_NE(reason(laplace(), lap_poisson).find("at most once"), std::string::npos);

@@ -448,8 +448,8 @@ TEST(Federated, NotApplicableReasons) {
   EXPECT_NE(reason(fed(), r).find("federated-random-stop"), std::string::npos) << reason(fed(), r);
   EXPECT_FALSE(fed_rs()->check(r));
   r.release = hsdp::Release::every;
-  EXPECT_NE(reason(fed(), r).find("--release last"), std::string::npos);
-  EXPECT_NE(reason(fed_rs(), r).find("--release random-stop"), std::string::npos);
+  EXPECT_NE(reason(fed(), r).find("release = last"), std::string::npos);
+  EXPECT_NE(reason(fed_rs(), r).find("release = random-stop"), std::string::npos);
   EXPECT_NE(reason(fed_rs(), good).find("federated"), std::string::npos) << reason(fed_rs(), good);
   // Applicable results are rejected through the CLI when named and not applicable.
   auto cli = hsdp::testing::run_cli(

@@ -536,7 +536,7 @@ TEST(Langevin, NotApplicableReasons) {
 
   r = ok;
   r.loss.lipschitz.reset();
-  EXPECT_NE(why(r).find("--lipschitz"), std::string::npos) << why(r);
+  EXPECT_NE(why(r).find("lipschitz"), std::string::npos) << why(r);
 
   // Without the assumptions of Cor. 1 the analysis still applies through Thm 1 (any loss),
   // and its note names what Cor. 1 misses.
@@ -553,10 +553,10 @@ TEST(Langevin, NotApplicableReasons) {
   };
   r = ok;
   r.loss.smoothness.reset();
-  thm1_only(r, "--smoothness");
+  thm1_only(r, "(smoothness)");
   r = ok;
   r.loss.strong_convexity = 0;
-  thm1_only(r, "--strong-convexity");
+  thm1_only(r, "(strong_convexity)");
   r = ok;
   r.loss.strong_convexity = 5;  // > beta = 4
   thm1_only(r, "inconsistent");
@@ -582,7 +582,7 @@ TEST(Langevin, NotApplicableReasons) {
   EXPECT_EQ(why(r), "applies");
   EXPECT_NEAR(rdp(upper(), r, 10), 10 * 1.0 / (4 * 0.0004 * 2.5e7) * 0.02 * 100, 1e-15);
   r.clip.reset();
-  EXPECT_NE(why(r).find("--lipschitz"), std::string::npos) << why(r);
+  EXPECT_NE(why(r).find("lipschitz"), std::string::npos) << why(r);
 
   r = ok;
   r.noise = hsdp::NoiseKind::laplace;

@@ -304,7 +304,7 @@ TEST(OnlineGd, NotApplicableReasons) {
   r.steps = 50;
   r.eta = hsdp::make_schedule(hsdp::ScheduleShape::inv_sqrt, 1.0, 50);
   r.noise_std = Schedule(0.5);
-  EXPECT_NE(reason(r).find("--batch-size 1"), std::string::npos) << reason(r);
+  EXPECT_NE(reason(r).find("batch_size = 1"), std::string::npos) << reason(r);
   r = good;
   r.sampling = hsdp::Sampling::shuffle;
   EXPECT_NE(reason(r).find("cyclic"), std::string::npos) << reason(r);
@@ -322,7 +322,7 @@ TEST(OnlineGd, NotApplicableReasons) {
   EXPECT_NE(reason(r).find("replace"), std::string::npos) << reason(r);
   r = good;
   r.diameter = std::numeric_limits<double>::infinity();
-  EXPECT_NE(reason(r).find("--diameter"), std::string::npos) << reason(r);
+  EXPECT_NE(reason(r).find("diameter"), std::string::npos) << reason(r);
   r = good;
   r.noise = hsdp::NoiseKind::laplace;
   EXPECT_NE(reason(r).find("Gaussian"), std::string::npos) << reason(r);

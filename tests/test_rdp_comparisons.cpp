@@ -307,7 +307,7 @@ TEST(BalleMixing, Applicability) {
   auto reason = [](RunT r) { return balle()->check(r).value_or(""); };
   RunT r = ok;
   r.release = hsdp::Release::random_stop;
-  EXPECT_NE(reason(r).find("--release last"), std::string::npos);
+  EXPECT_NE(reason(r).find("release = last"), std::string::npos);
   r = ok;
   r.eta = Schedule(5.0);  // > 2/beta = 4, no strong convexity
   r.noise_std = Schedule(10.0);

@@ -616,13 +616,13 @@ TEST(ShiftedRenyi, NotApplicableReasons) {
     return why ? *why : std::string();
   };
   EXPECT_NE(reason([](RunT& r) { r.sampling = hsdp::Sampling::shuffle; }).find("shuffle"), std::string::npos);
-  EXPECT_NE(reason([](RunT& r) { r.release = hsdp::Release::every; }).find("--release last"), std::string::npos);
+  EXPECT_NE(reason([](RunT& r) { r.release = hsdp::Release::every; }).find("release = last"), std::string::npos);
   EXPECT_NE(reason([](RunT& r) { r.release = hsdp::Release::random_stop; }).find("last iterate"), std::string::npos);
   EXPECT_NE(reason([](RunT& r) { r.noise = hsdp::NoiseKind::laplace; }).find("Gaussian"), std::string::npos);
-  EXPECT_NE(reason([](RunT& r) { r.loss.lipschitz.reset(); }).find("--lipschitz"), std::string::npos);
-  EXPECT_NE(reason([](RunT& r) { r.loss.smoothness.reset(); }).find("--smoothness"), std::string::npos);
+  EXPECT_NE(reason([](RunT& r) { r.loss.lipschitz.reset(); }).find("lipschitz"), std::string::npos);
+  EXPECT_NE(reason([](RunT& r) { r.loss.smoothness.reset(); }).find("smoothness"), std::string::npos);
   EXPECT_NE(reason([](RunT& r) { r.loss.convex = false; }).find("convex"), std::string::npos);
-  EXPECT_NE(reason([](RunT& r) { r.diameter = kInf; }).find("--diameter"), std::string::npos);
+  EXPECT_NE(reason([](RunT& r) { r.diameter = kInf; }).find("diameter"), std::string::npos);
   const std::string eta = reason([](RunT& r) { r.loss.smoothness = 5.0; });  // 2/M = 0.4 < 0.5
   EXPECT_NE(eta.find("eta = 0.5"), std::string::npos) << eta;
   EXPECT_NE(eta.find("2/M = 0.4"), std::string::npos) << eta;

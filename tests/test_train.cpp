@@ -482,7 +482,12 @@ TEST(TrainReport, EqualsAccountantOnTheRunPerformed) {
   const Report direct = account(planned_run(c, 400, 6, 1), Query::at_delta(1e-6));
   EXPECT_EQ(to_json(*r.report), to_json(direct));
   EXPECT_TRUE(analysis(*r.report, "contraction-per-index").applicable);
-  EXPECT_NE(r.account_command.find("--sigma 2 --convention journal"), std::string::npos);
+  // The same report's request states the noise as the trainer did (sigma, its convention).
+  const auto& a = r.account_request;
+  const auto sigma = std::find(a.begin(), a.end(), std::pair<std::string, std::string>{"sigma", "2"});
+  ASSERT_NE(sigma, a.end());
+  ASSERT_NE(sigma + 1, a.end());
+  EXPECT_EQ(sigma[1], (std::pair<std::string, std::string>{"convention", "journal"}));
 }
 
 TEST(TrainReport, CalibratedTargetIsMet) {
@@ -610,7 +615,7 @@ TEST(TrainInput, ErrorsNameTheParameter) {
     }
     return std::string("(no error)");
   };
-  EXPECT_NE(message(ds, c).find("exactly one of --sigma"), std::string::npos);
+  EXPECT_NE(message(ds, c).find("exactly one of sigma"), std::string::npos);
   c.sigma = 1.0;
   auto big = ds;
   big.x[3] = 5.0;
@@ -619,10 +624,10 @@ TEST(TrainInput, ErrorsNameTheParameter) {
   bad.y[4] = 3.0;
   EXPECT_NE(message(bad, c).find("label of record 5"), std::string::npos);
   c.constraint.radius = -1;
-  EXPECT_NE(message(ds, c).find("--radius"), std::string::npos);
+  EXPECT_NE(message(ds, c).find("radius"), std::string::npos);
   c.constraint.radius = 1;
   c.batch_size = 51;
-  EXPECT_NE(message(ds, c).find("--batch-size"), std::string::npos);
+  EXPECT_NE(message(ds, c).find("batch_size"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------

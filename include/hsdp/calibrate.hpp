@@ -19,9 +19,11 @@
 #include <string>
 #include <string_view>
 
+#include "hsdp/errors.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/run.hpp"
+#include "hsdp/run_spec.hpp"
 
 namespace hsdp {
 
@@ -34,29 +36,9 @@ enum class CalibrationParameter {
 std::string_view to_string(CalibrationParameter);
 /// Parses "noise" | "steps" | "sampling-rate"; throws InvalidArgument naming `parameter`.
 CalibrationParameter parse_calibration_parameter(std::string_view text,
-                                                 std::string_view parameter = "--for");
+                                                 const Param& parameter = opt("for"));
 
-/// The units in which the noise is stated (the CLI's --noise-std, --sigma with
-/// --convention, or --noise-multiplier with --clip). They matter beyond display: when the
-/// batch size or the step-size schedule changes, the parameter-space std is recomputed
-/// from the value in these units (e.g. std = eta z C / b for a noise multiplier z).
-enum class NoiseUnit {
-  std,         ///< noise std in parameter space (Run::noise_std), the same at every step
-  sigma,       ///< a paper's sigma in `convention` (run.hpp noise_std_from_sigma)
-  multiplier,  ///< DP-SGD noise multiplier z, with Run::clip as C (noise_std_from_multiplier)
-};
-std::string_view to_string(NoiseUnit);
-
-struct NoiseParameter {
-  NoiseUnit unit = NoiseUnit::std;
-  Convention convention = Convention::journal;  ///< used when unit == sigma
-  double value = 1.0;                           ///< > 0, in the units above
-};
-
-/// The noise schedule (Run::noise_std) that `noise` gives for `run`'s step sizes, batch
-/// size, noise kind and clip (each step's eta_t). Throws InvalidArgument when the value is
-/// not > 0 or when unit == multiplier and run.clip is not set.
-Schedule noise_schedule(const Run& run, const NoiseParameter& noise);
+// NoiseUnit, NoiseParameter and noise_schedule (the noise statement): hsdp/run_spec.hpp.
 
 struct CalibrationOptions {
   /// How the base run's noise is stated. When not given: the base run's noise_std must be
@@ -111,5 +93,26 @@ CalibrationResult calibrate(const Run& base, CalibrationParameter which, double 
 /// {"parameter","value","achieved":{"name","epsilon","delta"}} plus "feasible", "reason",
 /// "unit"/"convention" (noise), "sampling_rate", "unbounded", "note", "run".
 nlohmann::json to_json(const CalibrationResult& result);
+
+/// A calibration request.
+struct CalibrationProblem {
+  Run base;
+  CalibrationParameter which = CalibrationParameter::noise;
+  double epsilon = 0;
+  double delta = 0;
+  CalibrationOptions options;
+};
+
+/// Validates the target and builds the base run and options from a run statement (the
+/// request of `hsdp calibrate` and hsdp.calibrate). When the noise is the free parameter
+/// the units of the answer are `noise_unit` (std | sigma | multiplier) if given, else those
+/// in which the spec states its noise (noise_multiplier, sigma with convention, noise_std;
+/// std when none), whose value is only the starting point of the search. Throws
+/// InvalidArgument naming the field.
+CalibrationProblem calibration_problem(RunSpec spec, std::string_view for_parameter,
+                                       double epsilon, double delta,
+                                       const std::optional<std::string>& noise_unit,
+                                       std::int64_t max_steps);
+
 
 }  // namespace hsdp

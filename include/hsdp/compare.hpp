@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hsdp/errors.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/plot.hpp"
 #include "hsdp/run.hpp"
@@ -28,7 +29,7 @@ namespace hsdp {
 enum class CompareAxis { steps, noise, n, index, epsilon, delta };
 std::string_view to_string(CompareAxis axis);
 /// Parses "steps" etc.; throws InvalidArgument naming `parameter`.
-CompareAxis parse_compare_axis(std::string_view text, std::string_view parameter = "--x");
+CompareAxis parse_compare_axis(std::string_view text, const Param& parameter = opt("x"));
 /// True for steps, n and index (the swept values are integers).
 bool integer_axis(CompareAxis axis);
 
@@ -36,7 +37,7 @@ bool integer_axis(CompareAxis axis);
 /// when `log_spacing` (needs from > 0). On an integer axis the values are rounded to the
 /// nearest integer and duplicates dropped. Validates: finite ends, from < to, points in
 /// 2..10000, and the axis' own range (steps, n, index >= 1; noise > 0; epsilon >= 0;
-/// delta in (0, 1)); messages name `--from` / `--to` / `--points`.
+/// delta in (0, 1)); messages name the fields `from`, `to`, `points`.
 std::vector<double> sweep_points(CompareAxis axis, double from, double to, int points,
                                  bool log_spacing);
 

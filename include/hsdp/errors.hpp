@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -13,40 +14,108 @@
 
 namespace hsdp {
 
+/// How the front end in use names a field of a request. The library names a field by its
+/// library name ("n", "batch_size", "noise_multiplier") and never by a command-line flag;
+/// the CLI spells it as its flag (`--batch-size`), Python as its keyword (`batch_size`).
+struct FieldNames {
+  /// A field the user states: `--batch-size` (CLI), `batch_size` (Python).
+  std::function<std::string(std::string_view field)> option;
+  /// A field with the value to give it, as the user would write it: `--noise laplace`.
+  /// An empty value is a switch (`--non-convex`).
+  std::function<std::string(std::string_view field, std::string_view value)> option_value;
+  /// A parameter named in the library's own terms (a Run being validated, "X[3, 1]").
+  std::function<std::string(std::string_view name)> parameter;
+
+  /// The library's own names: "batch_size", "noise = laplace", the parameter as given.
+  static FieldNames library();
+};
+
+/// Installs the front end's spelling, once at start-up (before any other thread runs):
+/// `errors` for the messages of InvalidArgument, `reports` for the text of results (an
+/// analysis's "not applicable" reason, notes), which the CLI and Python print alike.
+void use_field_names(FieldNames errors, FieldNames reports);
+
+/// A field in the text of a result, spelled by the front end: "needs Laplace noise ({})"
+/// with report_field("noise", "laplace") reads "(--noise laplace)" on the command line.
+std::string report_field(std::string_view field);
+std::string report_field(std::string_view field, std::string_view value);
+/// The same in the text of an error message ("absent when {} is given").
+std::string error_field(std::string_view field);
+std::string error_field(std::string_view field, std::string_view value);
+
+/// What an error is about: an option the user stated (`opt("batch_size")`, spelled by the
+/// front end), or a parameter named in the library's terms (a plain string: "batch-size" of
+/// a Run being validated, "X[3, 1]").
+class Param {
+ public:
+  Param(const char* name) : name_(name) {}  // NOLINT: a plain name reads as one
+  Param(std::string_view name) : name_(name) {}  // NOLINT
+  Param(std::string name) : name_(std::move(name)) {}  // NOLINT
+  static Param option(std::string_view field) {
+    Param p{field};
+    p.option_ = true;
+    return p;
+  }
+  const std::string& name() const { return name_; }
+  bool is_option() const { return option_; }
+  /// The name the front end prints.
+  std::string spelled() const;
+  /// The library name of the field ("batch-size" -> "batch_size").
+  std::string field() const;
+
+ private:
+  std::string name_;
+  bool option_ = false;
+};
+
+/// An option of the request, by its library name (see Param).
+inline Param opt(std::string_view field) { return Param::option(field); }
+
 /// Invalid input at a public boundary. The message names the parameter, the value and
-/// the allowed range. The CLI prints it and exits with status 2; Python sees ValueError.
+/// the allowed range ("<parameter> = <value>: must be <range>"), the parameter spelled by the
+/// front end; field(), value() and range() give the parts. The CLI prints it and exits with
+/// status 2; Python sees ValueError.
 class InvalidArgument : public std::invalid_argument {
  public:
+  /// A message that is not about one field (a malformed file: "<name>:<line>: <what>").
   using std::invalid_argument::invalid_argument;
+  InvalidArgument(const Param& parameter, std::string value, std::string range);
+
+  /// The library name of the field ("batch_size"); empty when the message names none.
+  const std::string& field() const { return field_; }
+  const std::string& value() const { return value_; }
+  const std::string& range() const { return range_; }
+
+ private:
+  std::string field_, value_, range_;
 };
 
 /// Formats a double the way every message shows it (shortest round-trip form).
 std::string show(double value);
 
-[[noreturn]] void fail(std::string_view parameter, double value, std::string_view range);
-[[noreturn]] void fail(std::string_view parameter, std::string_view value,
-                       std::string_view range);
+[[noreturn]] void fail(const Param& parameter, double value, std::string_view range);
+[[noreturn]] void fail(const Param& parameter, std::string_view value, std::string_view range);
 
 /// Not NaN and not +-inf.
-double require_finite(std::string_view parameter, double value);
+double require_finite(const Param& parameter, double value);
 /// Finite and > 0.
-double require_positive(std::string_view parameter, double value);
+double require_positive(const Param& parameter, double value);
 /// Finite and >= 0.
-double require_nonnegative(std::string_view parameter, double value);
+double require_nonnegative(const Param& parameter, double value);
 /// > 0, and either finite or +inf (e.g. a diameter: inf means unconstrained).
-double require_positive_or_inf(std::string_view parameter, double value);
+double require_positive_or_inf(const Param& parameter, double value);
 /// Finite and in the open interval (lo, hi).
-double require_open(std::string_view parameter, double value, double lo, double hi);
+double require_open(const Param& parameter, double value, double lo, double hi);
 /// Finite and in the closed interval [lo, hi].
-double require_closed(std::string_view parameter, double value, double lo, double hi);
+double require_closed(const Param& parameter, double value, double lo, double hi);
 /// Integer in [lo, hi].
-std::int64_t require_range(std::string_view parameter, std::int64_t value, std::int64_t lo,
+std::int64_t require_range(const Param& parameter, std::int64_t value, std::int64_t lo,
                            std::int64_t hi);
 
 /// The value named `text` among `options`; otherwise InvalidArgument listing the names
 /// ("<parameter> = <text>: must be one of a, b, c").
 template <typename E>
-E pick_choice(std::string_view parameter, std::string_view text,
+E pick_choice(const Param& parameter, std::string_view text,
               std::initializer_list<std::pair<const char*, E>> options) {
   std::string names;
   for (const auto& [name, value] : options) {

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hsdp/errors.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/run.hpp"
@@ -36,7 +37,7 @@ namespace hsdp {
 enum class PlanSetting { langevin, federated, online };
 std::string_view to_string(PlanSetting);
 /// Parses "langevin" | "federated" | "online"; throws InvalidArgument naming `parameter`.
-PlanSetting parse_plan_setting(std::string_view text, std::string_view parameter = "--setting");
+PlanSetting parse_plan_setting(std::string_view text, const Param& parameter = opt("setting"));
 
 /// What the user fixes. Which fields a setting needs (InvalidArgument naming the field when
 /// one is missing or out of range):

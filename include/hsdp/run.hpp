@@ -10,9 +10,13 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "hsdp/errors.hpp"
 
 namespace hsdp {
 
@@ -29,6 +33,29 @@ enum class Sampling { full, poisson, fixed, shuffle, cyclic };
 enum class Release { last, random_stop, every };
 /// Neighbouring datasets: one record replaced, or one record added/removed.
 enum class Adjacency { replace, remove };
+
+/// The names of an enumeration's values, in the order messages list them. One table per
+/// enumeration serves printing (to_string) and parsing (parse_name).
+template <typename E>
+std::span<const std::pair<E, std::string_view>> names();
+
+/// The value named `text`; otherwise InvalidArgument naming `parameter`
+/// ("<parameter> = <text>: must be one of a, b, c").
+template <typename E>
+E parse_name(std::string_view text, const Param& parameter) {
+  std::string known;
+  for (const auto& [value, name] : names<E>()) {
+    if (text == name) return value;
+    known += known.empty() ? "" : ", ";
+    known += name;
+  }
+  fail(parameter, text, "one of " + known);
+}
+
+template <> std::span<const std::pair<NoiseKind, std::string_view>> names();
+template <> std::span<const std::pair<Sampling, std::string_view>> names();
+template <> std::span<const std::pair<Release, std::string_view>> names();
+template <> std::span<const std::pair<Adjacency, std::string_view>> names();
 
 std::string_view to_string(NoiseKind);
 std::string_view to_string(Sampling);
@@ -62,6 +89,8 @@ class Schedule {
 /// Step-size schedule shapes the CLI can generate from a base value eta:
 /// constant eta, eta / sqrt(t) (online GD, journal Prop. 3), eta / t (federated Cor. 1).
 enum class ScheduleShape { constant, inv_sqrt, inv_t };
+template <> std::span<const std::pair<ScheduleShape, std::string_view>> names();
+std::string_view to_string(ScheduleShape);
 Schedule make_schedule(ScheduleShape shape, double base, std::int64_t steps);
 
 /// Constants of the loss class. Optional ones are "unknown": an analysis that needs
@@ -108,11 +137,16 @@ struct Run {
   std::string summary() const;
 };
 
+/// A request stated field by field, in order: library field name -> value as text (an empty
+/// value is a switch, e.g. "non_convex"). Front ends spell the fields (FieldNames, errors.hpp).
+using FieldValues = std::vector<std::pair<std::string, std::string>>;
+
 /// The paper conventions for the noise parameter sigma (DESIGN.md table).
 enum class Convention { journal, isit, federated, chourasia, altschuler };
+template <> std::span<const std::pair<Convention, std::string_view>> names();
 std::string_view to_string(Convention);
 /// Parses "journal" etc.; throws InvalidArgument naming `parameter`.
-Convention parse_convention(std::string_view text, std::string_view parameter = "--convention");
+Convention parse_convention(std::string_view text, const Param& parameter = opt("convention"));
 
 /// Noise std in parameter space at a step with step size eta and batch size b, for a
 /// paper's own sigma:

@@ -25,9 +25,9 @@ Report account_like_cli(const Run& run, const Query& query, const std::vector<An
                         bool per_index, std::int64_t per_index_points) {
   if (per_index) {
     if (run.index)
-      fail("--index", std::to_string(*run.index),
-           "absent with --per-index (the view covers every index 1..n)");
-    require_range("--per-index-points", per_index_points, 16, std::int64_t{1} << 30);
+      fail(opt("index"), std::to_string(*run.index),
+           fmt::format("absent with {} (the view covers every index 1..n)", error_field("per_index")));
+    require_range(opt("per_index_points"), per_index_points, 16, std::int64_t{1} << 30);
   }
   Report report;
   {
@@ -41,7 +41,7 @@ Report account_like_cli(const Run& run, const Query& query, const std::vector<An
   // An analysis asked for by name that does not apply is an input error (as in the CLI).
   for (const auto& r : report.analyses)
     if (!chosen.empty() && !r.applicable)
-      throw InvalidArgument(fmt::format("--analysis {}: not applicable: {}", r.name, r.reason));
+      throw InvalidArgument(fmt::format("{}: not applicable: {}", error_field("analyses", r.name), r.reason));
   return report;
 }
 
@@ -68,7 +68,7 @@ AnalysisResult evaluate_named(const PyAnalysis& a, const PyRun& run, const Query
 
 AnalysisResult require_applicable(AnalysisResult r) {
   if (!r.applicable)
-    throw InvalidArgument(fmt::format("--analysis {}: not applicable: {}", r.name, r.reason));
+    throw InvalidArgument(fmt::format("{}: not applicable: {}", error_field("analyses", r.name), r.reason));
   return r;
 }
 
@@ -130,7 +130,7 @@ void bind_accounting(py::module_& m) {
         for (const auto& a : r.analyses)
           if (a.name == name) return a;
         find_analysis(name);  // an unknown name: the library's message with the known names
-        throw InvalidArgument(fmt::format("--analysis {}: not in this report", name));
+        throw InvalidArgument(fmt::format("{}: not in this report", error_field("analyses", name)));
       }, py::arg("name"), "The result of the named analysis.")
       .def_property_readonly("per_index", [](const Report& r) -> py::object {
         if (!r.per_index) return py::none();

@@ -54,8 +54,8 @@ void bind_audit(py::module_& m) {
          std::int64_t grid, const std::string& pair) {
         const Query query = make_query(delta, epsilon, alphas);
         ExactOptions options;
-        options.grid = require_range("--grid", grid, 65, std::int64_t{1} << 24);
-        options.pair = parse_pair(pair, "--pair");
+        options.grid = require_range(opt("grid"), grid, 65, std::int64_t{1} << 24);
+        options.pair = parse_pair(pair, opt("pair"));
         py::gil_scoped_release release;
         return tightness(run.run, query, options);
       },

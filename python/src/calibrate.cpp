@@ -3,7 +3,6 @@
 // keywords exactly as `hsdp calibrate` sets it up from its flags (cli/calibrate.cpp).
 #include "hsdp/calibrate.hpp"
 
-#include "calibration_setup.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
 
@@ -14,22 +13,22 @@ namespace {
 CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_, double epsilon_in,
                                      double delta_in, const std::optional<std::string>& unit_text,
                                      std::int64_t max_steps) {
-  const CalibrationParameter which = parse_calibration_parameter(for_, "--for");
-  const double epsilon = require_nonnegative("--epsilon", epsilon_in);
-  const double delta = require_open("--delta", delta_in, 0.0, 1.0);
+  const CalibrationParameter which = parse_calibration_parameter(for_, opt("for"));
+  const double epsilon = require_nonnegative(opt("epsilon"), epsilon_in);
+  const double delta = require_open(opt("delta"), delta_in, 0.0, 1.0);
   CalibrationOptions options;
-  options.max_steps = require_range("--max-steps", max_steps, 1, std::int64_t{1} << 53);
+  options.max_steps = require_range(opt("max_steps"), max_steps, 1, std::int64_t{1} << 53);
   if (!pyrun.flags) {
     // A run not described with keywords (from calibrate, plan or train): its noise is a
     // parameter-space std, its step sizes are kept.
     if (unit_text && *unit_text != "std")
-      fail("--noise-unit", *unit_text, "std for a run not described with keywords (hsdp.Run(...))");
+      fail(opt("noise_unit"), *unit_text, "std for a run not described with keywords (hsdp.Run(...))");
     py::gil_scoped_release release;
     return calibrate(pyrun.run, which, epsilon, delta, options);
   }
-  // The same set-up as `hsdp calibrate` (cli/calibration_setup.cpp).
-  const cli::CalibrationProblem p =
-      cli::calibration_problem(*pyrun.flags, for_, epsilon, delta, unit_text, max_steps);
+  // The same set-up as `hsdp calibrate` (the library request, calibration_problem).
+  const CalibrationProblem p =
+      calibration_problem(*pyrun.flags, for_, epsilon, delta, unit_text, max_steps);
   py::gil_scoped_release release;
   return calibrate(p.base, p.which, p.epsilon, p.delta, p.options);
 }

@@ -14,7 +14,8 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/run.hpp"
-#include "run_flags.hpp"  // cli/: the keywords of hsdp.Run are the CLI's run flags
+#include "hsdp/run_spec.hpp"
+#include "hsdp/analysis/analysis.hpp"
 
 namespace hsdp::python {
 
@@ -26,7 +27,7 @@ namespace py = pybind11;
 /// the equivalent command line (Run.cli_args()).
 struct PyRun {
   Run run;
-  std::optional<cli::RunFlags> flags;
+  std::optional<RunSpec> flags;
 };
 
 /// A Python object (dict, list, str, float, int, bool, None) with the JSON's content;

@@ -2,9 +2,13 @@
 // the same validation and messages. hsdp::InvalidArgument becomes ValueError, any other
 // C++ exception RuntimeError (pybind11 maps std::bad_alloc to MemoryError); the GIL is
 // released around accounting, calibration, planning, training and audits.
+#include <fmt/format.h>
+
+#include <cstdlib>
 #include <string>
 
 #include "common.hpp"
+#include "field_names.hpp"  // cli/: reports read the same as the command's (flags)
 #include "hsdp/errors.hpp"
 
 namespace hsdp::python {
@@ -33,15 +37,48 @@ py::object to_python(const nlohmann::json& j) {
   throw std::runtime_error("hsdp: unexpected JSON value");
 }
 
+namespace {
+
+// The keyword of a library field where it differs from the field's name.
+std::string keyword(std::string_view field) {
+  if (field == "for") return "parameter";  // hsdp.calibrate(run, parameter, ...): `for` is reserved
+  return std::string(field);
+}
+
+// A value as Python source: numbers and one-letter placeholders ("E") bare, words quoted.
+std::string python_value(std::string_view value) {
+  const std::string text(value);
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  const bool number = !text.empty() && end == text.c_str() + text.size();
+  if (number || (text.size() == 1 && text[0] >= 'A' && text[0] <= 'Z')) return text;
+  return fmt::format("'{}'", text);
+}
+
+// Errors name keywords (`ValueError: n = -1: must be ...`).
+FieldNames keyword_names() {
+  FieldNames f;
+  f.option = [](std::string_view field) { return keyword(field); };
+  f.option_value = [](std::string_view field, std::string_view value) {
+    return value.empty() ? keyword(field) : fmt::format("{}={}", keyword(field), python_value(value));
+  };
+  f.parameter = [](std::string_view name) {
+    std::string out(name);
+    for (char& c : out)
+      if (c == '-') c = '_';
+    return out;
+  };
+  return f;
+}
+
+}  // namespace
+
 Query make_query(std::optional<double> delta, std::optional<double> epsilon,
                  const std::vector<double>& alphas) {
-  // The CLI's flags declare --epsilon and --delta mutually exclusive (CLI11's message).
-  if (delta && epsilon) throw InvalidArgument("--epsilon excludes --delta");
-  cli::RunFlags f;
-  f.delta = delta;
-  f.epsilon = epsilon;
-  f.alphas = alphas;
-  return f.to_query();
+  // Mutually exclusive, as the CLI's flags are declared.
+  if (delta && epsilon)
+    throw InvalidArgument(fmt::format("{} excludes {}", error_field("epsilon"), error_field("delta")));
+  return stated_query(epsilon, delta, alphas);
 }
 
 }  // namespace hsdp::python
@@ -55,8 +92,13 @@ PYBIND11_MODULE(hsdp, m) {
       "hsdp.Accountant(run).get_epsilon(delta) / .get_delta(epsilon), or the full report of "
       "every analysis (hsdp.account(run, delta=...)). Also: hsdp.analysis(name), "
       "hsdp.analyses(), hsdp.calibrate, hsdp.plan, hsdp.train (numpy arrays), "
-      "hsdp.audit_exact. Bad input raises ValueError with the message of the `hsdp` command.";
+      "hsdp.audit_exact. Bad input raises ValueError with the message of the `hsdp` command, "
+      "naming keywords where the command names flags.";
   m.attr("__version__") = "0.1.0";
+
+  // Errors name the keywords of this module; the text of results (an analysis's reason,
+  // notes) reads as the command's, so that to_json() equals `hsdp ... --json` byte for byte.
+  hsdp::use_field_names(keyword_names(), hsdp::cli::flag_names());
 
   // InvalidArgument derives from std::invalid_argument (pybind11 would map it to ValueError
   // too); stated explicitly because it is the contract with the CLI's messages.

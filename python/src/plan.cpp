@@ -2,6 +2,8 @@
 // utility bound under a privacy target, validated like `hsdp plan` (cli/plan.cpp).
 #include "hsdp/plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -12,25 +14,6 @@ namespace hsdp::python {
 
 namespace {
 
-// The library names PlanProblem's fields; the CLI's message names the flag (as cli/plan.cpp).
-Plan plan_with_flag_names(const PlanProblem& p) {
-  try {
-    py::gil_scoped_release release;
-    return plan(p);
-  } catch (const InvalidArgument& e) {
-    const std::string what = e.what();
-    const auto eq = what.find(" = ");
-    const std::string field = what.substr(0, eq);
-    for (const char* known : {"n", "epsilon", "delta", "lipschitz", "smoothness", "strong_convexity", "diameter",
-                              "dimension", "r0", "gradient_bound", "gradient_variance", "batch_size"}) {
-      if (eq == std::string::npos || field != known) continue;
-      std::string flag = "--" + field;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      throw InvalidArgument(flag + what.substr(eq));
-    }
-    throw;
-  }
-}
 
 Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std::int64_t n,
                    std::optional<double> lipschitz, std::optional<double> smoothness, double strong_convexity,
@@ -38,10 +21,10 @@ Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std
                    std::optional<double> gradient_bound, std::optional<double> gradient_variance,
                    std::optional<std::int64_t> batch_size) {
   PlanProblem p;
-  p.setting = parse_plan_setting(setting, "--setting");
-  p.epsilon = require_positive("--epsilon", epsilon);
-  p.delta = require_open("--delta", delta, 0.0, 1.0);
-  p.n = require_range("--n", n, 1, std::int64_t{1} << 53);
+  p.setting = parse_plan_setting(setting, opt("setting"));
+  p.epsilon = require_positive(opt("epsilon"), epsilon);
+  p.delta = require_open(opt("delta"), delta, 0.0, 1.0);
+  p.n = require_range(opt("n"), n, 1, std::int64_t{1} << 53);
   p.lipschitz = lipschitz;
   p.smoothness = smoothness;
   p.strong_convexity = strong_convexity;
@@ -51,10 +34,13 @@ Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std
   p.gradient_bound = gradient_bound;
   p.gradient_variance = gradient_variance;
   p.batch_size = batch_size;
-  if (p.setting != PlanSetting::langevin && p.r0) fail("--r0", *p.r0, "used with --setting langevin only");
+  if (p.setting != PlanSetting::langevin && p.r0)
+    fail(opt("r0"), *p.r0, fmt::format("used with {} only", error_field("setting", "langevin")));
   if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance || p.batch_size))
-    fail("--gradient-bound/--gradient-variance/--batch-size", "(given)", "used with --setting federated only");
-  return plan_with_flag_names(p);
+    fail(fmt::format("{}/{}/{}", error_field("gradient_bound"), error_field("gradient_variance"),
+                     error_field("batch_size")),
+         "(given)", fmt::format("used with {} only", error_field("setting", "federated")));
+  return plan(p);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // hsdp.Run: the one description of a training run (include/hsdp/run.hpp). Its keywords are
-// the run flags of the `hsdp` command (cli/run_flags.cpp), validated by the same code, so a
-// bad value raises ValueError with the CLI's message (naming the flag, e.g. "--eta").
+// the fields of the library's run statement (hsdp::RunSpec), read and resolved by the same
+// code as the command's flags, so a bad value raises ValueError with the CLI's message,
+// naming the keyword (e.g. "eta = -1: ...").
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,13 +10,13 @@
 #include <map>
 
 #include "common.hpp"
+#include "field_names.hpp"  // cli/: cli_args() are the command's flags
 #include "hsdp/errors.hpp"
 
 namespace hsdp::python {
 
 namespace {
 
-using Setter = std::function<void(cli::RunFlags&, py::handle)>;
 
 template <typename T>
 T cast_keyword(const char* key, py::handle value, const char* expected) {
@@ -38,8 +39,7 @@ std::optional<std::int64_t> opt_int(const char* key, py::handle v) {
     try {
       return v.cast<std::int64_t>();
     } catch (const py::cast_error&) {
-      const std::string flag = "--" + std::string(key);
-      fail(flag == "--batch_size" ? "--batch-size" : flag, std::string(py::str(v)), "an integer in the 64-bit range");
+      fail(opt(key), std::string(py::str(v)), "an integer in the 64-bit range");
     }
   }
   return cast_keyword<std::int64_t>(key, v, "int");
@@ -53,91 +53,53 @@ std::optional<std::string> opt_str(const char* key, py::handle v) {
   return cast_keyword<std::string>(key, v, "str");
 }
 
-// keyword -> how it sets the run flags. The order is the order of Run.cli_args().
-const std::vector<std::pair<std::string, Setter>>& setters() {
-  static const std::vector<std::pair<std::string, Setter>> table = {
-      {"example", [](cli::RunFlags& f, py::handle v) { f.example = cast_keyword<bool>("example", v, "bool"); }},
-      {"n", [](cli::RunFlags& f, py::handle v) { f.n = opt_int("n", v); }},
-      {"steps", [](cli::RunFlags& f, py::handle v) { f.steps = opt_int("steps", v); }},
-      {"batch_size", [](cli::RunFlags& f, py::handle v) { f.batch_size = opt_int("batch_size", v).value_or(1); }},
-      {"sampling", [](cli::RunFlags& f, py::handle v) { f.sampling = opt_str("sampling", v); }},
-      {"eta", [](cli::RunFlags& f, py::handle v) { f.eta = opt_float("eta", v); }},
-      {"eta_schedule", [](cli::RunFlags& f, py::handle v) { f.eta_schedule = opt_str("eta_schedule", v).value_or("constant"); }},
-      {"noise", [](cli::RunFlags& f, py::handle v) { f.noise = opt_str("noise", v).value_or("gaussian"); }},
-      {"noise_std", [](cli::RunFlags& f, py::handle v) { f.noise_std = opt_float("noise_std", v); }},
-      {"sigma", [](cli::RunFlags& f, py::handle v) { f.sigma = opt_float("sigma", v); }},
-      {"convention", [](cli::RunFlags& f, py::handle v) { f.convention = opt_str("convention", v); }},
-      {"noise_multiplier", [](cli::RunFlags& f, py::handle v) { f.noise_multiplier = opt_float("noise_multiplier", v); }},
-      {"clip", [](cli::RunFlags& f, py::handle v) { f.clip = opt_float("clip", v); }},
-      {"lsi", [](cli::RunFlags& f, py::handle v) { f.lsi = opt_float("lsi", v); }},
-      {"lipschitz", [](cli::RunFlags& f, py::handle v) { f.lipschitz = opt_float("lipschitz", v); }},
-      {"smoothness", [](cli::RunFlags& f, py::handle v) { f.smoothness = opt_float("smoothness", v); }},
-      {"strong_convexity", [](cli::RunFlags& f, py::handle v) { f.strong_convexity = opt_float("strong_convexity", v).value_or(0.0); }},
-      {"convex", [](cli::RunFlags& f, py::handle v) { f.non_convex = !cast_keyword<bool>("convex", v, "bool"); }},
-      {"diameter", [](cli::RunFlags& f, py::handle v) {
-         f.diameter = opt_float("diameter", v).value_or(std::numeric_limits<double>::infinity());
-       }},
-      {"release", [](cli::RunFlags& f, py::handle v) { f.release = opt_str("release", v).value_or("last"); }},
-      {"adjacency", [](cli::RunFlags& f, py::handle v) { f.adjacency = opt_str("adjacency", v).value_or("replace"); }},
-      {"index", [](cli::RunFlags& f, py::handle v) { f.index = opt_int("index", v); }},
-      {"dimension", [](cli::RunFlags& f, py::handle v) { f.dimension = opt_int("dimension", v); }},
-  };
-  return table;
+// States the run field `key` from a Python value: the value is checked for its type
+// (TypeError) and handed to the library as text (RunSpec::set parses and keeps it). None
+// leaves the field unstated. `convex=False` states the field non_convex. False when `key`
+// is not a keyword of Run.
+bool set_keyword(RunSpec& spec, const std::string& key, py::handle value) {
+  if (key == "convex") {
+    spec.non_convex = !cast_keyword<bool>("convex", value, "bool");
+    return true;
+  }
+  for (const RunField& field : RunSpec::fields()) {
+    if (field.name != key || field.name == "non_convex") continue;
+    const char* k = key.c_str();
+    switch (field.type) {
+      case RunField::Type::switch_:
+        if (cast_keyword<bool>(k, value, "bool")) spec.set(key, "");
+        return true;
+      case RunField::Type::integer:
+        if (const auto v = opt_int(k, value)) spec.set(key, std::to_string(*v));
+        return true;
+      case RunField::Type::real:
+        if (const auto v = opt_float(k, value)) spec.set(key, show(*v));
+        return true;
+      case RunField::Type::word:
+        if (const auto v = opt_str(k, value)) spec.set(key, *v);
+        return true;
+    }
+  }
+  return false;
 }
 
-void apply(cli::RunFlags& f, const py::kwargs& kwargs, const char* where) {
+void apply(RunSpec& spec, const py::kwargs& kwargs, const char* where) {
   for (const auto& [key, value] : kwargs) {
     const std::string k = py::cast<std::string>(key);
-    bool found = false;
-    for (const auto& [name, set] : setters()) {
-      if (name != k) continue;
-      set(f, value);
-      found = true;
-      break;
-    }
-    if (!found) throw py::type_error(fmt::format("{} got an unexpected keyword argument '{}'", where, k));
+    if (!set_keyword(spec, k, value))
+      throw py::type_error(fmt::format("{} got an unexpected keyword argument '{}'", where, k));
   }
 }
 
-PyRun build(const cli::RunFlags& f) {
-  cli::RunFlags clean = f;
-  clean.epsilon.reset();  // the query is not part of a run
-  clean.delta.reset();
-  clean.alphas.clear();
-  Run run = clean.to_run();
-  return PyRun{std::move(run), clean};
-}
+PyRun build(const RunSpec& spec) { return PyRun{spec.resolve(), spec}; }
 
-// The command-line flags that describe the same run (shortest round-trip numbers).
-std::vector<std::string> cli_args(const cli::RunFlags& f) {
+// The command-line flags that describe the same run: the statement, field by field.
+std::vector<std::string> cli_args(const RunSpec& spec) {
   std::vector<std::string> a;
-  auto add = [&](const char* flag, const std::string& value) {
-    a.push_back(flag);
-    a.push_back(value);
-  };
-  if (f.example) a.push_back("--example");
-  if (f.n) add("--n", std::to_string(*f.n));
-  if (f.steps) add("--steps", std::to_string(*f.steps));
-  if (f.batch_size != 1) add("--batch-size", std::to_string(f.batch_size));
-  if (f.sampling) add("--sampling", *f.sampling);
-  if (f.eta) add("--eta", show(*f.eta));
-  if (f.eta_schedule != "constant") add("--eta-schedule", f.eta_schedule);
-  if (f.noise != "gaussian") add("--noise", f.noise);
-  if (f.noise_std) add("--noise-std", show(*f.noise_std));
-  if (f.sigma) add("--sigma", show(*f.sigma));
-  if (f.convention) add("--convention", *f.convention);
-  if (f.noise_multiplier) add("--noise-multiplier", show(*f.noise_multiplier));
-  if (f.clip) add("--clip", show(*f.clip));
-  if (f.lsi) add("--lsi", show(*f.lsi));
-  if (f.lipschitz) add("--lipschitz", show(*f.lipschitz));
-  if (f.smoothness) add("--smoothness", show(*f.smoothness));
-  if (f.strong_convexity != 0.0) add("--strong-convexity", show(f.strong_convexity));
-  if (f.non_convex) a.push_back("--non-convex");
-  if (!std::isinf(f.diameter) || f.diameter < 0) add("--diameter", show(f.diameter));
-  if (f.release != "last") add("--release", f.release);
-  if (f.adjacency != "replace") add("--adjacency", f.adjacency);
-  if (f.index) add("--index", std::to_string(*f.index));
-  if (f.dimension) add("--dimension", std::to_string(*f.dimension));
+  for (const auto& [field, value] : spec.to_map()) {
+    a.push_back(cli::flag(field));
+    if (!value.empty()) a.push_back(value);
+  }
   return a;
 }
 
@@ -153,7 +115,7 @@ void bind_run(py::module_& m) {
 The description of one training run (DESIGN.md "One description of a run").
 
 Keywords are the run flags of the `hsdp` command, validated by the same code (a bad value
-raises ValueError with the CLI's message, which names the flag):
+raises ValueError with the CLI's message, naming the keyword):
 
   n (int, required unless example)   dataset size
   steps (int)          number of noisy updates T (default: one pass, n // batch_size)
@@ -180,7 +142,7 @@ Example: hsdp.Run(n=1000, eta=0.05, sigma=3, convention="journal", lipschitz=1,
 smoothness=1, diameter=1)
 )doc")
       .def(py::init([](const py::kwargs& kwargs) {
-             cli::RunFlags f;
+             RunSpec f;
              apply(f, kwargs, "Run()");
              return build(f);
            }),
@@ -188,15 +150,14 @@ smoothness=1, diameter=1)
       .def(
           "replace",
           [](const PyRun& self, const py::kwargs& kwargs) {
-            if (!self.flags)
-              throw py::type_error(
-                  "Run.replace(): this run was not described with keywords (it came from "
-                  "calibrate, plan or train); describe it with hsdp.Run(...)");
-            cli::RunFlags f = *self.flags;
+            // A run from calibrate, plan or train is stated as it resolved (its noise as a
+            // parameter-space std); one described with keywords keeps its own units.
+            RunSpec f = self.flags ? *self.flags : RunSpec::stating(self.run);
             apply(f, kwargs, "Run.replace()");
             return build(f);
           },
-          "A new run with some keywords changed (validated like Run()).")
+          "A new run with some keywords changed (validated like Run()). Works on every run: one "
+          "from calibrate, plan or train is stated as it resolved (its noise as a std).")
       .def_property_readonly("n", [](const PyRun& r) { return r.run.n; })
       .def_property_readonly("steps", [](const PyRun& r) { return r.run.steps; })
       .def_property_readonly("batch_size", [](const PyRun& r) { return r.run.batch_size; })
@@ -231,6 +192,29 @@ smoothness=1, diameter=1)
           py::arg("indent") = 2, "The run as JSON (the \"run\" object of `hsdp account --json`).")
       .def("to_dict", [](const PyRun& r) { return to_python(to_json(r.run)); })
       .def("__repr__", [](const PyRun& r) { return "hsdp.Run(" + r.run.summary() + ")"; });
+
+  // inspect.signature(hsdp.Run) and help() list the keywords: the fields of the run
+  // statement (RunSpec::fields()), keyword-only, None meaning "not stated".
+  const py::module_ inspect = py::module_::import("inspect");
+  const py::object parameter = inspect.attr("Parameter");
+  const py::object keyword_only = parameter.attr("KEYWORD_ONLY");
+  const py::object builtins = py::module_::import("builtins");
+  py::list parameters;
+  for (const RunField& field : RunSpec::fields()) {
+    const bool convex = field.name == "non_convex";  // stated in Python as convex=False
+    const char* type = field.type == RunField::Type::integer ? "int"
+                       : field.type == RunField::Type::real  ? "float"
+                       : field.type == RunField::Type::word  ? "str"
+                                                             : "bool";
+    const py::object annotation =
+        field.is_switch() ? builtins.attr("bool")
+                          : builtins.attr(type) | py::module_::import("types").attr("NoneType");
+    const py::object default_value =
+        convex ? py::object(py::bool_(true)) : field.is_switch() ? py::object(py::bool_(false)) : py::none();
+    parameters.append(parameter(convex ? "convex" : std::string(field.name), keyword_only,
+                                py::arg("default") = default_value, py::arg("annotation") = annotation));
+  }
+  m.attr("Run").attr("__signature__") = inspect.attr("Signature")(parameters);
 }
 
 }  // namespace hsdp::python

@@ -3,16 +3,19 @@
 // rows scaled to ||x|| <= record_norm (record-local), then the paper's noisy iteration; the
 // result carries the privacy report of the run performed. Also hsdp.read_csv.
 #include <fmt/format.h>
+
+#include "field_names.hpp"  // cli/: the "same report" line is an `hsdp account` command
 #include <pybind11/numpy.h>
 
 #include <cmath>
 
 #include "common.hpp"
-#include "train_flags.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
+#include "hsdp/train/prepare.hpp"
+#include "hsdp/train/train_spec.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::python {
@@ -82,13 +85,12 @@ data::Dataset prepared(const PyTrainResult& r, const Array& X, const Array& y) {
   if (ds.d != r.result.model.d)
     fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
   train::apply_label_mapping(ds, r.label_kind, r.labels);
-  if (!r.feature_scale.empty()) data::scale_features(ds, r.feature_scale);
-  data::scale_rows_to_norm(ds, r.record_norm);
+  train::prepare_like(ds, {r.feature_scale, r.record_norm, ""});
   return ds;
 }
 
-// The keywords of hsdp.train / hsdp.audit_mia as the command's training flags.
-cli::TrainFlags train_flags(const std::string& model, const std::string& algorithm, double l2,
+// The keywords of hsdp.train / hsdp.audit_mia as the library's training request.
+train::TrainSpec train_flags(const std::string& model, const std::string& algorithm, double l2,
                             double huber_smoothing, double label_bound, bool bias, double record_norm,
                             const std::string& constraint, double radius, std::optional<std::string> sampling,
                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
@@ -96,7 +98,7 @@ cli::TrainFlags train_flags(const std::string& model, const std::string& algorit
                             std::optional<std::string> eta_schedule, const std::string& noise,
                             std::optional<double> sigma, std::optional<double> noise_std,
                             std::optional<std::string> release, std::optional<double> clip) {
-  cli::TrainFlags f;
+  train::TrainSpec f;
   f.model = model;
   f.algorithm = algorithm;
   f.l2 = l2;
@@ -131,40 +133,29 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                              std::optional<std::string> release, std::optional<double> clip,
                              std::optional<std::uint64_t> seed, std::optional<std::string> positive,
                              std::vector<double> feature_scale) {
-  // ---- configuration, by the command's own translation (cli/train_flags.cpp)
-  const cli::TrainFlags f =
+  // ---- configuration, by the library's translation of the request (TrainSpec::resolve)
+  const train::TrainSpec f =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
                   std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
                   noise_std, std::move(release), clip);
-  train::TrainConfig c = cli::train_config(f);
+  train::TrainConfig c = f.resolve();
   c.no_noise = no_noise;
-  if (epsilon && !delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
+  if (epsilon && !delta) fail(opt("delta"), "(missing)", fmt::format("given with {}: the target delta in (0, 1)", error_field("epsilon")));
   c.target_epsilon = epsilon;
-  if (delta) c.delta = require_open("--delta", *delta, 0.0, 1.0);
+  if (delta) c.delta = require_open(opt("delta"), *delta, 0.0, 1.0);
   if (!sigma && !noise_std && !epsilon && !no_noise)
-    fail("--epsilon", "(missing)", "a target --epsilon E --delta D, or --sigma, --noise-std or --no-noise");
+    fail(opt("epsilon"), "(missing)",
+         fmt::format("a target {} {}, or {}, {} or {}", error_field("epsilon", "E"), error_field("delta", "D"),
+                     error_field("sigma"), error_field("noise_std"), error_field("no_noise")));
   c.seed = seed;
 
   // ---- data
   data::Dataset ds = dataset_from(X, y, "X", "y");
-  const data::LabelKind kind = train::label_kind(c.loss.kind);
-  data::map_labels(ds, kind, positive);
-  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
+  const data::LabelKind kind = train::map_labels_for(ds, c, positive);
   PyTrainResult out;
-  if (!feature_scale.empty()) {
-    // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
-    if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
-      fail("--feature-scale", fmt::format("{} values", feature_scale.size()),
-           fmt::format("one value, or one per feature (d = {})", ds.d));
-    out.feature_scale = feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0]) : feature_scale;
-    out.preprocessing = data::scale_features(ds, out.feature_scale).description + "; ";
-  }
-  out.preprocessing += data::scale_rows_to_norm(ds, c.record_norm).description;
-  if (c.loss.kind == train::LossKind::squared)
-    for (std::size_t i = 0; i < ds.n; ++i)
-      if (!(std::abs(ds.y[i]) <= c.loss.label_bound))
-        fail("--label-bound", c.loss.label_bound,
-             fmt::format(">= every |label| (record {} of the training set has {})", i + 1, show(ds.y[i])));
+  const train::Preparation prep = train::prepare_records(ds, c, feature_scale);
+  out.feature_scale = prep.feature_scale;
+  out.preprocessing = prep.description;
   out.label_kind = data::to_string(kind);
   out.labels = ds.labels;
   out.record_norm = c.record_norm;
@@ -193,34 +184,27 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
                               std::vector<double> feature_scale, std::int64_t trials, double confidence,
                               std::optional<std::uint64_t> seed, std::optional<std::int64_t> canary_index,
                               int threads) {
-  const cli::TrainFlags f =
+  const train::TrainSpec f =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
                   std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
                   noise_std, std::move(release), clip);
-  train::TrainConfig c = cli::train_config(f);
+  train::TrainConfig c = f.resolve();
   c.target_epsilon = epsilon;
   if (!sigma && !noise_std && !epsilon)
-    fail("--sigma", "(missing)", "one of --sigma, --noise-std or a target --epsilon (with --delta)");
-  c.delta = require_open("--delta", delta, 0.0, 1.0);
+    fail(opt("sigma"), "(missing)",
+         fmt::format("one of {}, {} or a target {} (with {})", error_field("sigma"), error_field("noise_std"),
+                     error_field("epsilon"), error_field("delta")));
+  c.delta = require_open(opt("delta"), delta, 0.0, 1.0);
   audit::MiaOptions mo;
-  mo.trials = require_range("--trials", trials, 4, std::int64_t{1} << 24);
+  mo.trials = require_range(opt("trials"), trials, 4, std::int64_t{1} << 24);
   mo.delta = delta;
-  mo.confidence = require_open("--confidence", confidence, 0.0, 1.0);
+  mo.confidence = require_open(opt("confidence"), confidence, 0.0, 1.0);
   mo.seed = seed;
   mo.canary_index = canary_index;
-  mo.threads = static_cast<int>(require_range("--threads", threads, 0, 4096));
+  mo.threads = static_cast<int>(require_range(opt("threads"), threads, 0, 4096));
 
   data::Dataset ds = dataset_from(X, y, "X", "y");
-  data::map_labels(ds, train::label_kind(c.loss.kind), positive);
-  if (c.loss.kind == train::LossKind::softmax) c.loss.classes = ds.labels.raw.size();
-  if (!feature_scale.empty()) {
-    if (feature_scale.size() != 1 && feature_scale.size() != ds.d)
-      fail("--feature-scale", fmt::format("{} values", feature_scale.size()),
-           fmt::format("one value, or one per feature (d = {})", ds.d));
-    data::scale_features(ds, feature_scale.size() == 1 ? std::vector<double>(ds.d, feature_scale[0])
-                                                       : feature_scale);
-  }
-  data::scale_rows_to_norm(ds, c.record_norm);
+  train::prepare(ds, c, positive, feature_scale);
   nlohmann::json j;
   {
     py::gil_scoped_release release_gil;
@@ -279,7 +263,9 @@ void bind_train(py::module_& m) {
         return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result.uses.size()), r.result.uses.data());
       }, "How often each record entered a batch.")
       .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; })
-      .def_property_readonly("account_command", [](const PyTrainResult& r) { return r.result.account_command; })
+      .def_property_readonly("account_command", [](const PyTrainResult& r) {
+        return cli::command_line("account", r.result.account_request) + " --json";
+      })
       .def_property_readonly("labels", [](const PyTrainResult& r) { return r.labels.describe(); },
                              "How the labels were mapped (e.g. \"-1 -> -1, 1 -> +1\").")
       .def_property_readonly("preprocessing", [](const PyTrainResult& r) { return r.preprocessing; })

@@ -4,6 +4,7 @@ same build (HSDP_CLI, or build/hsdp next to build/python/hsdp*.so)."""
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -42,6 +43,27 @@ def cli_error(*args) -> str:
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith(prefix), proc.stderr
     return line[len(prefix):]
+
+
+# Flags whose keyword is not the flag's name with '_' for '-'.
+_KEYWORDS = {"alpha": "alphas", "analysis": "analyses", "for": "parameter"}
+# Flags that an error message shows with a word value ("--for noise" -> "parameter='noise'").
+_WORD_VALUED = ("for", "setting", "algorithm", "noise-unit", "analysis")
+
+
+def keyword_message(cli_message: str) -> str:
+    """The message Python gives for a CLI error message: each flag named as its keyword. The
+    reason of an analysis that does not apply is the text of a result, the same in both."""
+    head, sep, reason = cli_message.partition(": not applicable: ")
+
+    def keyword(flag: str) -> str:
+        return _KEYWORDS.get(flag, flag.replace("-", "_"))
+
+    head = re.sub(r"--(%s) ([a-z][a-z0-9-]*)" % "|".join(_WORD_VALUED),
+                  lambda m: f"{keyword(m.group(1))}='{m.group(2)}'", head)
+    head = re.sub(r"--([a-z][a-z0-9-]*) ([A-Z])\b", lambda m: f"{keyword(m.group(1))}={m.group(2)}", head)
+    head = re.sub(r"--([a-z][a-z0-9-]*)", lambda m: keyword(m.group(1)), head)
+    return head + sep + reason
 
 
 @pytest.fixture(scope="session")

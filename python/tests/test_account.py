@@ -129,6 +129,20 @@ def test_run_properties_and_replace():
     assert hsdp.account(run).run.n == 1000 and hsdp.account(run).run.cli_args() is None
 
 
+def test_replace_works_on_every_run():
+    run = hsdp.Run(n=1000, eta=0.05, sigma=3, convention="journal", lipschitz=1, smoothness=1, diameter=1)
+    cal = hsdp.calibrate(run, "noise", epsilon=1.0, delta=1e-5)
+    shorter = cal.run.replace(steps=500)
+    assert shorter.steps == 500 and shorter.noise_std == pytest.approx(cal.run.noise_std)
+    assert hsdp.account(run).run.replace(diameter=2).diameter == 2
+    sched = hsdp.Run(n=100, eta=0.5, eta_schedule="inv-sqrt", noise_std=1, lipschitz=1)
+    again = hsdp.account(sched).run.replace(lipschitz=2)
+    assert again.eta == sched.eta and again.lipschitz == 2
+    plan = hsdp.plan("langevin", epsilon=1, delta=1e-5, n=1000, lipschitz=1, smoothness=2,
+                     strong_convexity=0.5, diameter=1, dimension=10)
+    assert plan.run.replace(steps=plan.run.steps + 1).steps == plan.run.steps + 1
+
+
 def test_parallel_threads_give_the_serial_results():
     # The GIL is released while accounting: several threads run the library at once.
     from concurrent.futures import ThreadPoolExecutor
@@ -138,3 +152,12 @@ def test_parallel_threads_give_the_serial_results():
     with ThreadPoolExecutor(max_workers=4) as pool:
         parallel = list(pool.map(lambda r: hsdp.account(r, delta=1e-5).to_json(), runs * 2))
     assert parallel == serial * 2
+
+
+def test_run_signature_lists_the_run_fields():
+    import inspect
+    params = inspect.signature(hsdp.Run).parameters
+    assert {"n", "steps", "batch_size", "eta", "sigma", "convention", "noise_multiplier", "clip",
+            "convex", "release", "adjacency"} <= set(params)
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    assert params["n"].default is None and params["convex"].default is True

@@ -1,4 +1,5 @@
-"""Bad input raises ValueError with the CLI's message (never a crash); wrong types TypeError."""
+"""Bad input raises ValueError with the CLI's message, naming keywords where the CLI names flags
+(never a crash); wrong types TypeError."""
 
 import math
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 import hsdp
-from conftest import cli_error
+from conftest import cli_error, keyword_message
 
 BASE = dict(n=100, eta=0.05, sigma=3, convention="journal", lipschitz=1, smoothness=1, diameter=1)
 BASE_FLAGS = ["--n", "100", "--eta", "0.05", "--sigma", "3", "--convention", "journal", "--lipschitz", "1",
@@ -14,10 +15,11 @@ BASE_FLAGS = ["--n", "100", "--eta", "0.05", "--sigma", "3", "--convention", "jo
 
 
 def raises_cli_message(call, *cli_args):
-    expected = cli_error(*cli_args)
+    expected = keyword_message(cli_error(*cli_args))
     with pytest.raises(ValueError) as info:
         call()
     assert str(info.value) == expected
+    assert "--" not in str(info.value).partition(": not applicable: ")[0]
     return expected
 
 
@@ -66,12 +68,26 @@ def test_named_analysis_that_does_not_apply(cli):
         hsdp.analysis("no-such-analysis")
 
 
+def test_messages_name_keywords_not_flags():
+    with pytest.raises(ValueError) as info:
+        hsdp.Run(n=-1, eta=0.1, noise_std=1)
+    assert str(info.value) == "n = -1: must be an integer in [1, 9007199254740992]"
+    with pytest.raises(ValueError) as info:
+        hsdp.Run(n=10, eta=0.1, noise_std=1, sigma=2)
+    assert str(info.value) == "sigma = 2: must be absent when noise_std is given (give one of the two)"
+    with pytest.raises(ValueError) as info:
+        hsdp.Run(n=10, eta=0.1, noise_multiplier=1)
+    assert str(info.value) == "clip = (missing): must be given with noise_multiplier: the clipping norm C > 0"
+    with pytest.raises(ValueError, match="^epsilon excludes delta$"):
+        hsdp.account(hsdp.Run(**BASE), delta=1e-5, epsilon=1.0)
+
+
 def test_accountant_query_errors():
     acc = hsdp.Accountant(hsdp.Run(**BASE))
     for bad in (0.0, 1.0, -1e-5, math.nan, math.inf):
-        with pytest.raises(ValueError, match="--delta"):
+        with pytest.raises(ValueError, match="^delta = "):
             acc.get_epsilon(bad)
-    with pytest.raises(ValueError, match="--epsilon"):
+    with pytest.raises(ValueError, match="^epsilon = "):
         acc.get_delta(-1.0)
     with pytest.raises(ValueError, match="excludes"):
         hsdp.account(hsdp.Run(**BASE), delta=1e-5, epsilon=1.0)
@@ -120,13 +136,13 @@ def test_train_data_errors():
         hsdp.train(Xn, y, sigma=1, seed=1)
     with pytest.raises(ValueError, match="labels"):
         hsdp.train(X, np.arange(10.0), sigma=1, seed=1)  # ten labels for a binary loss
-    with pytest.raises(ValueError, match="--epsilon"):
+    with pytest.raises(ValueError, match="^epsilon = "):
         hsdp.train(X, y, seed=1)  # no noise parameter
-    with pytest.raises(ValueError, match="--algorithm"):
+    with pytest.raises(ValueError, match="^algorithm = "):
         hsdp.train(X, y, algorithm="adam", sigma=1)
-    with pytest.raises(ValueError, match="--sampling"):
+    with pytest.raises(ValueError, match="^sampling = .*algorithm='noisy-gd'"):
         hsdp.train(X, y, algorithm="noisy-gd", sampling="poisson", sigma=1)
-    with pytest.raises(ValueError, match="--delta"):
+    with pytest.raises(ValueError, match="^delta = "):
         hsdp.train(X, y, epsilon=1.0)
     with pytest.raises(ValueError, match="^X = "):
         hsdp.train(np.ones((0, 3)), np.ones(0), sigma=1)

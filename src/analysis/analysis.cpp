@@ -138,7 +138,7 @@ AnalysisPtr find_analysis(std::string_view name) {
     known += known.empty() ? "" : ", ";
     known += a->name();
   }
-  fail("--analysis", name, fmt::format("one of: {}", known));
+  fail(opt("analyses"), name, fmt::format("one of: {}", known));
 }
 
 }  // namespace hsdp

@@ -34,9 +34,10 @@ std::variant<PsiDiameter, std::string> psi_diameter(const Run& run, std::int64_t
   if (run.loss.smoothness && run.loss.convex)
     return fmt::format("eta = {} exceeds 2/beta = {} and no Lipschitz constant is given",
                        eta, 2.0 / *run.loss.smoothness);
-  return std::string(
-      "the diameter of the update's image needs the Lipschitz constant (--lipschitz) or "
-      "a convex smooth loss (--smoothness) with eta <= 2/beta");
+  return fmt::format(
+      "the diameter of the update's image needs the Lipschitz constant ({}) or "
+      "a convex smooth loss ({}) with eta <= 2/beta",
+      report_field("lipschitz"), report_field("smoothness"));
 }
 
 std::variant<PsiDiameter, std::string> max_psi_diameter(const Run& run) {
@@ -57,13 +58,13 @@ double sensitivity(const Run& run, std::int64_t t) {
 
 std::optional<std::string> check_one_pass(const Run& run, bool allow_laplace) {
   if (!allow_laplace && run.noise != NoiseKind::gaussian)
-    return std::string("needs Gaussian noise (--noise gaussian)");
+    return fmt::format("needs Gaussian noise ({})", report_field("noise", "gaussian"));
   if (run.adjacency != Adjacency::replace)
     return std::string(
         "stated for replace-one neighbours (a record changed in place); add/remove shifts "
         "the positions of later records");
   if (!run.loss.lipschitz)
-    return std::string("needs the Lipschitz constant L of the loss (--lipschitz)");
+    return fmt::format("needs the Lipschitz constant L of the loss ({})", report_field("lipschitz"));
   if (!run.single_pass())
     return fmt::format(
         "each record must be used at most once (one pass over cyclic or shuffled batches): "

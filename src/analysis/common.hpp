@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "hsdp/analysis/analysis.hpp"
+#include "hsdp/errors.hpp"  // report_field: the reasons name run fields
 #include "hsdp/run.hpp"
 
 namespace hsdp::detail {

@@ -52,10 +52,11 @@ class CompositionRdp final : public RdpAnalysis {
 
   std::optional<std::string> check(const Run& run) const override {
     if (run.noise != NoiseKind::gaussian)
-      return std::string("needs Gaussian noise (--noise gaussian): the subsampled Gaussian mechanism");
+      return fmt::format("needs Gaussian noise ({}): the subsampled Gaussian mechanism",
+                         report_field("noise", "gaussian"));
     if (!run.clip && !run.loss.lipschitz)
-      return std::string(
-          "needs a bound on one record's gradient: --clip C (clipping norm) or --lipschitz L");
+      return fmt::format("needs a bound on one record's gradient: {} (clipping norm) or {}",
+                         report_field("clip", "C"), report_field("lipschitz", "L"));
     return std::nullopt;
   }
 

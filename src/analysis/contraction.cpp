@@ -367,12 +367,10 @@ double up(double v) { return std::isnan(v) ? kInf : round_up(v); }
 std::optional<std::string> release_reason(const Run& run, Release wanted) {
   if (run.release == wanted) return std::nullopt;
   if (wanted == Release::last)
-    return fmt::format(
-        "bounds the last iterate only (--release last); release = {}", to_string(run.release));
-  return fmt::format(
-      "bounds the iterate at a uniformly random stopping time (--release random-stop); "
-      "release = {}",
-      to_string(run.release));
+    return fmt::format("bounds the last iterate only ({}); release = {}",
+                       report_field("release", "last"), to_string(run.release));
+  return fmt::format("bounds the iterate at a uniformly random stopping time ({}); release = {}",
+                     report_field("release", "random-stop"), to_string(run.release));
 }
 
 /// contraction-per-index (Gaussian) and contraction-laplace: the last iterate at the record
@@ -393,19 +391,20 @@ class LastIterate final : public Analysis {
   std::optional<std::string> check(const Run& run) const override {
     if (auto why = release_reason(run, Release::last)) return why;
     if (kernel_ == Kernel::laplace) {
-      if (run.noise != NoiseKind::laplace) return std::string("needs Laplace noise (--noise laplace)");
+      if (run.noise != NoiseKind::laplace) return fmt::format("needs Laplace noise ({})", report_field("noise", "laplace"));
       // isit footnote 2 and Lemma 1: the Laplace E_gamma (9) is that of a scalar shift; a
       // d-dimensional Laplace vector has no such closed form, so the model must be 1-D and
       // we ask for it explicitly rather than assume it.
       if (!run.dimension)
-        return std::string(
-            "needs a one-dimensional model (--dimension 1): isit Thm 3 is stated for K = [a, b] "
-            "and its Laplace E_gamma (Lemma 1) is that of a scalar shift");
+        return fmt::format(
+            "needs a one-dimensional model ({}): isit Thm 3 is stated for K = [a, b] "
+            "and its Laplace E_gamma (Lemma 1) is that of a scalar shift",
+            report_field("dimension", "1"));
       if (*run.dimension != 1)
         return fmt::format(
-            "needs a one-dimensional model (--dimension 1): isit Thm 3 is stated for K = [a, b]; "
+            "needs a one-dimensional model ({}): isit Thm 3 is stated for K = [a, b]; "
             "dimension = {}",
-            *run.dimension);
+            report_field("dimension", "1"), *run.dimension);
     }
     return check_one_pass(run, /*allow_laplace=*/kernel_ == Kernel::laplace);
   }

@@ -164,9 +164,9 @@ std::optional<std::string> check_federated(const Run& run) {
   if (run.sampling != Sampling::shuffle)
     return fmt::format(
         "needs users assigned to rounds by a uniformly random, hidden permutation "
-        "(--sampling shuffle, federated Alg. 1); with sampling = {} the round of a user is "
+        "({}, federated Alg. 1); with sampling = {} the round of a user is "
         "not uniformly random (for a fixed order use the contraction analyses)",
-        to_string(run.sampling));
+        report_field("sampling", "shuffle"), to_string(run.sampling));
   return check_one_pass(run);
 }
 
@@ -183,7 +183,8 @@ class Federated final : public Analysis {
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::last)
       return fmt::format(
-          "releases the last iterate only (--release last); release = {}{}", to_string(run.release),
+          "releases the last iterate only ({}); release = {}{}", report_field("release", "last"),
+          to_string(run.release),
           run.release == Release::random_stop ? " is covered by federated-random-stop" : "");
     return check_federated(run);
   }
@@ -254,9 +255,8 @@ class FederatedRandomStop final : public Analysis {
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::random_stop)
       return fmt::format(
-          "releases the iterate at a uniformly random round (--release random-stop); release = "
-          "{}{}",
-          to_string(run.release), run.release == Release::last ? " is covered by federated" : "");
+          "releases the iterate at a uniformly random round ({}); release = {}{}",
+          report_field("release", "random-stop"), to_string(run.release), run.release == Release::last ? " is covered by federated" : "");
     return check_federated(run);
   }
 

@@ -240,11 +240,16 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-constexpr const char* kCitation =
-    "Chourasia, Ye, Shokri 2021 (NeurIPS): the smallest applicable of Thm 1 (linear, "
-    "alpha S_g^2 eta K/(4 sigma^2 n^2)), Cor. 1 = Thm 2 (16) with Lemma 5 (alpha S_g^2/(lambda "
-    "sigma^2 n^2) (1 - e^{-lambda eta K/2})), Cor. 2 (18) (squared loss) and Thm 2 (16) with "
-    "--lsi; S_g = 2L";
+// Built on first use, after the front end has installed its spelling of the field names.
+const std::string& citation_text() {
+  static const std::string text = fmt::format(
+      "Chourasia, Ye, Shokri 2021 (NeurIPS): the smallest applicable of Thm 1 (linear, "
+      "alpha S_g^2 eta K/(4 sigma^2 n^2)), Cor. 1 = Thm 2 (16) with Lemma 5 (alpha S_g^2/(lambda "
+      "sigma^2 n^2) (1 - e^{{-lambda eta K/2}})), Cor. 2 (18) (squared loss) and Thm 2 (16) with "
+      "{}; S_g = 2L",
+      report_field("lsi"));
+  return text;
+}
 constexpr const char* kLowerCitation =
     "Chourasia, Ye, Shokri 2021 (NeurIPS), Thm 3 (17): squared-loss construction, "
     "R_alpha >= alpha S_g^2/(4 sigma^2 n^2) (1 - e^{-eta K}), S_g = 2L";
@@ -277,23 +282,25 @@ Params params(const Run& run) {
 // record) and a known sensitivity (L, or the clipping norm C).
 std::optional<std::string> check_alg1(const Run& run) {
   if (run.noise != NoiseKind::gaussian)
-    return std::string("needs Gaussian noise (--noise gaussian): Alg. 1 adds sqrt(2 eta) sigma N(0, I)");
+    return fmt::format("needs Gaussian noise ({}): Alg. 1 adds sqrt(2 eta) sigma N(0, I)",
+                       report_field("noise", "gaussian"));
   if (run.sampling != Sampling::full || run.batch_size != run.n)
     return fmt::format(
-        "stated for full-batch noisy GD (--sampling full --batch-size n): sampling = {}, batch = {}, n = {}",
-        to_string(run.sampling), run.batch_size, run.n);
+        "stated for full-batch noisy GD ({} {}): sampling = {}, batch = {}, n = {}",
+        report_field("sampling", "full"), report_field("batch_size", "n"), to_string(run.sampling), run.batch_size, run.n);
   if (run.release != Release::last)
-    return fmt::format("bounds the last iterate only (--release last), not release = {}",
-                       to_string(run.release));
+    return fmt::format("bounds the last iterate only ({}), not release = {}",
+                       report_field("release", "last"), to_string(run.release));
   if (run.adjacency != Adjacency::replace)
     return std::string(
         "stated for replace-one neighbours (D, D' in X^n differing in one record)");
   if (!run.eta.is_constant() || !run.noise_std.is_constant())
     return std::string("needs a constant step size eta and noise sigma (Alg. 1)");
   if (!run.loss.lipschitz && !run.clip)
-    return std::string(
-        "needs the Lipschitz constant L of the loss (--lipschitz) or a clipping norm (--clip): "
-        "the total gradient sensitivity is S_g = 2L");
+    return fmt::format(
+        "needs the Lipschitz constant L of the loss ({}) or a clipping norm ({}): "
+        "the total gradient sensitivity is S_g = 2L",
+        report_field("lipschitz"), report_field("clip"));
   if (!(run.noise_std.at(1) > 0))
     return std::string("needs noise_std > 0");
   return std::nullopt;
@@ -340,9 +347,11 @@ Candidates candidates(const Run& run) {
   if (clipped) {
     c.cor1_why = "gradient clipping acts (C < L): Lemma 5 needs the gradient step of the loss";
   } else if (!loss.convex || !(loss.strong_convexity > 0)) {
-    c.cor1_why = "needs a strongly convex loss, lambda > 0 (--strong-convexity)";
+    c.cor1_why = fmt::format("needs a strongly convex loss, lambda > 0 ({})",
+                             report_field("strong_convexity"));
   } else if (!loss.smoothness) {
-    c.cor1_why = "needs the smoothness beta (--smoothness): Lemma 5 needs eta <= 1/beta";
+    c.cor1_why = fmt::format("needs the smoothness beta ({}): Lemma 5 needs eta <= 1/beta",
+                             report_field("smoothness"));
   } else if (loss.strong_convexity > *loss.smoothness) {
     c.cor1_why = fmt::format("inconsistent loss constants: lambda = {} exceeds beta = {}",
                              show(loss.strong_convexity), show(*loss.smoothness));
@@ -371,7 +380,7 @@ Candidates candidates(const Run& run) {
 
   // Thm 2 with an LSI constant the user asserts for the run (--lsi).
   if (!run.lsi_constant) {
-    c.thm2_why = "no LSI constant given (--lsi)";
+    c.thm2_why = fmt::format("no LSI constant given ({})", report_field("lsi"));
   } else if (clipped) {
     c.thm2_why = "gradient clipping acts (C < L)";
   } else {
@@ -383,7 +392,7 @@ Candidates candidates(const Run& run) {
 class Langevin final : public RdpAnalysis {
  public:
   std::string_view name() const override { return "langevin"; }
-  std::string_view citation() const override { return kCitation; }
+  std::string_view citation() const override { return citation_text(); }
 
   // Thm 1 holds for any loss with a finite sensitivity, so Alg. 1 itself is the only
   // requirement; the tighter bounds are used when their assumptions hold (note, details).
@@ -448,7 +457,8 @@ class LangevinLower final : public Analysis {
   std::optional<std::string> check(const Run& run) const override {
     if (auto why = check_alg1(run)) return why;
     if (!run.loss.lipschitz)
-      return std::string("needs the Lipschitz constant L of the loss (--lipschitz): S_g = 2L");
+      return fmt::format("needs the Lipschitz constant L of the loss ({}): S_g = 2L",
+                         report_field("lipschitz"));
     if (clip_acts(run))
       return fmt::format("gradient clipping at C = {} < L = {} is not part of Thm 3's construction",
                          show(*run.clip), show(*run.loss.lipschitz));

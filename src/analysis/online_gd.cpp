@@ -166,27 +166,27 @@ class OnlineGd final : public Analysis {
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::random_stop)
       return fmt::format(
-          "bounds the iterate at a uniformly random stop (--release random-stop, journal "
-          "Alg. 1); release = {}",
-          to_string(run.release));
+          "bounds the iterate at a uniformly random stop ({}, journal Alg. 1); release = {}",
+          report_field("release", "random-stop"), to_string(run.release));
     if (run.batch_size != 1)
       return fmt::format(
-          "processes one cost function per step (--batch-size 1, journal (24)); batch size = "
+          "processes one cost function per step ({}, journal (24)); batch size = "
           "{} (contraction-random-stop covers batches)",
-          run.batch_size);
+          report_field("batch_size", "1"), run.batch_size);
     if (run.sampling != Sampling::cyclic)
       return fmt::format(
-          "needs the online order, f_t used at step t (--sampling cyclic); sampling = {}",
-          to_string(run.sampling));
+          "needs the online order, f_t used at step t ({}); sampling = {}",
+          report_field("sampling", "cyclic"), to_string(run.sampling));
     if (run.steps != run.n)
       return fmt::format(
           "runs once over the n cost functions (steps = n, journal Alg. 1); steps = {}, n = {}",
           run.steps, run.n);
     if (auto why = check_one_pass(run)) return why;
     if (!std::isfinite(run.diameter))
-      return std::string(
-          "needs a bounded constraint set (--diameter): journal Sec. VI projects onto W and "
-          "Prop. 3 uses dia(W)");
+      return fmt::format(
+          "needs a bounded constraint set ({}): journal Sec. VI projects onto W and "
+          "Prop. 3 uses dia(W)",
+          report_field("diameter"));
     return std::nullopt;
   }
 

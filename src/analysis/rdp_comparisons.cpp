@@ -130,14 +130,16 @@ Minimum minimise_over_u(const std::function<double(double)>& f, double u_lo, dou
 // eta_t = eta, sigma_t = sigma).
 std::optional<std::string> check_pnsgd(const Run& run) {
   if (run.noise != NoiseKind::gaussian)
-    return std::string("needs Gaussian noise (--noise gaussian): the RDP bounds are for PNSGD with Gaussian noise");
+    return fmt::format("needs Gaussian noise ({}): the RDP bounds are for PNSGD with Gaussian noise",
+                       report_field("noise", "gaussian"));
   if (run.adjacency != Adjacency::replace)
     return std::string(
         "stated for replace-one neighbours (datasets differing in one position)");
-  if (!run.loss.lipschitz) return std::string("needs the Lipschitz constant L of the loss (--lipschitz)");
+  if (!run.loss.lipschitz) return fmt::format("needs the Lipschitz constant L of the loss ({})", report_field("lipschitz"));
   if (!run.loss.convex) return std::string("needs a convex loss (the shifted-Renyi argument needs a contractive gradient step)");
   if (!run.loss.smoothness)
-    return std::string("needs the smoothness beta of the loss (--smoothness) to certify that the gradient step is contractive");
+    return fmt::format("needs the smoothness beta of the loss ({}) to certify that the gradient step is contractive",
+                       report_field("smoothness"));
   if (run.batch_size != 1 || run.steps != run.n || !run.single_pass())
     return fmt::format(
         "stated for one pass of batch-1 PNSGD (batch-size 1, steps = n, cyclic or shuffled order): "
@@ -235,9 +237,9 @@ class PabiFeldman final : public Analysis {
 
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::random_stop)
-      return std::string(
-          "bounds the randomly stopped PNSGD (journal Alg. 2, Feldman et al. Thm 26): use "
-          "--release random-stop");
+      return fmt::format(
+          "bounds the randomly stopped PNSGD (journal Alg. 2, Feldman et al. Thm 26): use {}",
+          report_field("release", "random-stop"));
     if (auto why = check_pnsgd(run)) return why;
     const double beta = *run.loss.smoothness, eta = run.eta.at(1);
     if (eta > 2.0 / beta)
@@ -379,8 +381,8 @@ class BalleMixing final : public Analysis {
 
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::last)
-      return std::string(
-          "a per-index guarantee for the last iterate (isit Prop. 1): use --release last");
+      return fmt::format("a per-index guarantee for the last iterate (isit Prop. 1): use {}",
+                         report_field("release", "last"));
     if (auto why = check_pnsgd(run)) return why;
     if (contraction_m(run) == 0.0) {
       const double beta = *run.loss.smoothness, rho = run.loss.strong_convexity;

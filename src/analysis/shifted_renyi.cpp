@@ -394,18 +394,20 @@ class ShiftedRenyi final : public RdpAnalysis {
 
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::last)
-      return fmt::format("bounds the last iterate only (--release last), not release = {}",
-                         to_string(run.release));
+      return fmt::format("bounds the last iterate only ({}), not release = {}",
+                         report_field("release", "last"), to_string(run.release));
     if (run.noise != NoiseKind::gaussian)
-      return std::string("needs Gaussian noise (--noise gaussian): the shift-reduction lemma "
-                         "(Lemma 2.15) is for Gaussian noise");
+      return fmt::format("needs Gaussian noise ({}): the shift-reduction lemma "
+                         "(Lemma 2.15) is for Gaussian noise",
+                         report_field("noise", "gaussian"));
     if (!run.loss.convex)
       return std::string("needs a convex loss: the gradient step must be a contraction (Lemma 2.1)");
     if (!run.loss.lipschitz)
-      return std::string("needs the Lipschitz constant L of the loss (--lipschitz)");
+      return fmt::format("needs the Lipschitz constant L of the loss ({})", report_field("lipschitz"));
     if (!run.loss.smoothness)
-      return std::string("needs the smoothness M of the loss (--smoothness) to certify that the "
-                         "gradient step is a contraction (Lemma 2.1, eta <= 2/M)");
+      return fmt::format("needs the smoothness M of the loss ({}) to certify that the "
+                         "gradient step is a contraction (Lemma 2.1, eta <= 2/M)",
+                         report_field("smoothness"));
     if (!(*run.loss.lipschitz > 0))
       return fmt::format("needs a Lipschitz constant L > 0, got L = {}", *run.loss.lipschitz);
     const double M = *run.loss.smoothness;
@@ -421,8 +423,9 @@ class ShiftedRenyi final : public RdpAnalysis {
       if (run.eta.is_constant() && run.noise_std.is_constant()) break;
     }
     if (!std::isfinite(run.diameter))
-      return std::string("needs a bounded constraint set (--diameter D): the bound that stops "
-                         "growing after T-bar ~ D n/(L eta) steps (Prop. 3.2) uses D");
+      return fmt::format("needs a bounded constraint set ({}): the bound that stops "
+                         "growing after T-bar ~ D n/(L eta) steps (Prop. 3.2) uses D",
+                         report_field("diameter", "D"));
     switch (run.sampling) {
       case Sampling::shuffle:
         return std::string("no theorem of the paper covers shuffled batches (sampling = shuffle): "

@@ -479,7 +479,7 @@ std::optional<std::int64_t> record_index(const Run& run) {
 
 std::string_view to_string(Pair pair) { return pair == Pair::sec4 ? "sec4" : "opposite"; }
 
-Pair parse_pair(std::string_view text, std::string_view parameter) {
+Pair parse_pair(std::string_view text, const Param& parameter) {
   if (text == "sec4") return Pair::sec4;
   if (text == "opposite") return Pair::opposite;
   fail(parameter, text, "one of sec4, opposite");
@@ -517,22 +517,22 @@ double Law::mass() const {
 double instance_gradient(const Run& run) {
   run.validate();
   if (run.noise != NoiseKind::gaussian)
-    fail("--noise", std::string(to_string(run.noise)), "gaussian for the exact audit");
+    fail(opt("noise"), std::string(to_string(run.noise)), "gaussian for the exact audit");
   if (run.release == Release::every)
-    fail("--release", "every", "last or random-stop for the exact audit (a last-iterate audit)");
+    fail(opt("release"), "every", "last or random-stop for the exact audit (a last-iterate audit)");
   if (run.adjacency != Adjacency::replace)
-    fail("--adjacency", std::string(to_string(run.adjacency)), "replace for the exact audit");
+    fail(opt("adjacency"), std::string(to_string(run.adjacency)), "replace for the exact audit");
   if (run.loss.strong_convexity > 0)
-    fail("--strong-convexity", run.loss.strong_convexity,
+    fail(opt("strong_convexity"), run.loss.strong_convexity,
          "0 for the exact audit (its losses are linear, not strongly convex)");
   if (run.sampling == Sampling::shuffle && run.n % run.batch_size != 0)
-    fail("--batch-size", std::to_string(run.batch_size),
+    fail(opt("batch_size"), std::to_string(run.batch_size),
          fmt::format("a divisor of n = {} for shuffled batches in the exact audit", run.n));
   // The trainer clips per-example gradients to C, so the record's slope is min(L, C).
   if (run.loss.lipschitz && run.clip) return std::min(*run.loss.lipschitz, *run.clip);
   if (run.loss.lipschitz) return *run.loss.lipschitz;
   if (run.clip) return *run.clip;
-  fail("--lipschitz", "(missing)", "given: the slope L > 0 of the record's linear loss");
+  fail(opt("lipschitz"), "(missing)", "given: the slope L > 0 of the record's linear loss");
 }
 
 LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilted) {

@@ -162,12 +162,12 @@ EmpiricalEpsilon empirical_epsilon(std::span<const double> scores_without, std::
 
 Canary make_canary(const data::Dataset& data, const train::TrainConfig& config, std::optional<std::int64_t> position) {
   if (data.n < 1 || data.d < 1)
-    fail("--data", fmt::format("{} records of {} features", data.n, data.d), "at least 1 record and 1 feature");
-  if (data.y.size() != data.n) fail("--data", "unmapped labels", "a dataset whose labels are mapped (map_labels)");
-  require_positive("--record-norm", config.record_norm);
+    fail(opt("data"), fmt::format("{} records of {} features", data.n, data.d), "at least 1 record and 1 feature");
+  if (data.y.size() != data.n) fail(opt("data"), "unmapped labels", "a dataset whose labels are mapped (map_labels)");
+  require_positive(opt("record_norm"), config.record_norm);
   const auto n = static_cast<std::int64_t>(data.n);
   Canary c;
-  c.position = position ? require_range("--canary-index", *position, 1, n)
+  c.position = position ? require_range(opt("canary_index"), *position, 1, n)
                         : (config.release == Release::random_stop ? 1 : n);
 
   // The least-used axis: smallest mean square over the records.
@@ -216,9 +216,9 @@ Canary make_canary(const data::Dataset& data, const train::TrainConfig& config, 
 }
 
 data::Dataset with_canary(const data::Dataset& data, const Canary& canary) {
-  require_range("--canary-index", canary.position, 1, static_cast<std::int64_t>(data.n));
+  require_range(opt("canary_index"), canary.position, 1, static_cast<std::int64_t>(data.n));
   if (canary.x.size() != data.d)
-    fail("canary", fmt::format("{} features", canary.x.size()), fmt::format("{} features like --data", data.d));
+    fail("canary", fmt::format("{} features", canary.x.size()), fmt::format("{} features like {}", data.d, error_field("data")));
   data::Dataset out = data;
   const auto i = static_cast<std::size_t>(canary.position - 1);
   std::copy(canary.x.begin(), canary.x.end(), out.row(i));
@@ -246,12 +246,12 @@ std::uint64_t derive_seed(std::uint64_t master, std::uint64_t stream) {
 }
 
 MiaResult mia(const data::Dataset& data, train::TrainConfig config, const MiaOptions& options) {
-  const std::int64_t N = require_range("--trials", options.trials, 4, std::int64_t{1} << 24);
-  require_open("--delta", options.delta, 0.0, 1.0);
-  require_open("--confidence", options.confidence, 0.0, 1.0);
-  require_range("--threads", options.threads, 0, 4096);
+  const std::int64_t N = require_range(opt("trials"), options.trials, 4, std::int64_t{1} << 24);
+  require_open(opt("delta"), options.delta, 0.0, 1.0);
+  require_open(opt("confidence"), options.confidence, 0.0, 1.0);
+  require_range(opt("threads"), options.threads, 0, 4096);
   if (config.no_noise)
-    fail("--no-noise", "set", "absent: the audit compares the empirical epsilon with the certified one");
+    fail(opt("no_noise"), "set", "absent: the audit compares the empirical epsilon with the certified one");
   config.delta = options.delta;
   config.progress = nullptr;
   config.record_batches = false;
@@ -411,7 +411,7 @@ nlohmann::json to_json(const MiaResult& r) {
                     {"delta", r.certified.query.delta ? nlohmann::json(*r.certified.query.delta) : nlohmann::json(nullptr)}};
   j["seeds"] = {{"master", r.master_seed},
                 {"seeded", r.seeded},
-                {"source", r.seeded ? "--seed" : "operating-system entropy"},
+                {"source", r.seeded ? report_field("seed") : "operating-system entropy"},
                 {"derivation", "trial k: splitmix64(master + (2k + s + 1) * 0x9e3779b97f4a7c15), s = 0 without, 1 with the canary"},
                 {"without", r.seeds_without},
                 {"with", r.seeds_with}};
@@ -437,7 +437,7 @@ std::string to_table(const MiaResult& r) {
   s += fmt::format("trials: {} models on D and {} on D' ({} trainings, {} threads, {:.2f} s)\n", r.scores_with.size(),
                    r.scores_without.size(), 2 * r.scores_with.size(), r.threads, r.seconds);
   s += fmt::format("seeds: master {} ({}); trial k uses splitmix64(master, 2k) on D, (master, 2k+1) on D'\n",
-                   r.master_seed, r.seeded ? "--seed" : "operating-system entropy");
+                   r.master_seed, r.seeded ? report_field("seed") : "operating-system entropy");
   for (const auto& note : r.notes) s += fmt::format("note: {}\n", note);
   s += fmt::format("test chosen on trials 1..{}: {}\n", e.selection_trials, test_text(e.selected));
   s += fmt::format("evaluated on the other {}:     {}\n", e.evaluation_trials, test_text(e.evaluated));

@@ -135,7 +135,7 @@ std::string_view to_string(CompareAxis axis) {
   return "?";
 }
 
-CompareAxis parse_compare_axis(std::string_view text, std::string_view parameter) {
+CompareAxis parse_compare_axis(std::string_view text, const Param& parameter) {
   for (auto a : {CompareAxis::steps, CompareAxis::noise, CompareAxis::n, CompareAxis::index,
                  CompareAxis::epsilon, CompareAxis::delta})
     if (text == to_string(a)) return a;
@@ -148,29 +148,29 @@ bool integer_axis(CompareAxis axis) {
 
 std::vector<double> sweep_points(CompareAxis axis, double from, double to, int points,
                                  bool log_spacing) {
-  require_finite("--from", from);
-  require_finite("--to", to);
-  require_range("--points", points, 2, 10000);
+  require_finite(opt("from"), from);
+  require_finite(opt("to"), to);
+  require_range(opt("points"), points, 2, 10000);
   switch (axis) {
     case CompareAxis::steps:
     case CompareAxis::n:
     case CompareAxis::index:
-      if (from < 1) fail("--from", from, fmt::format(">= 1 (an integer {})", to_string(axis)));
-      if (to > 9007199254740992.0) fail("--to", to, "<= 2^53");
+      if (from < 1) fail(opt("from"), from, fmt::format(">= 1 (an integer {})", to_string(axis)));
+      if (to > 9007199254740992.0) fail(opt("to"), to, "<= 2^53");
       break;
     case CompareAxis::noise:
-      require_positive("--from", from);
+      require_positive(opt("from"), from);
       break;
     case CompareAxis::epsilon:
-      require_nonnegative("--from", from);
+      require_nonnegative(opt("from"), from);
       break;
     case CompareAxis::delta:
-      require_open("--from", from, 0.0, 1.0);
-      require_open("--to", to, 0.0, 1.0);
+      require_open(opt("from"), from, 0.0, 1.0);
+      require_open(opt("to"), to, 0.0, 1.0);
       break;
   }
-  if (!(from < to)) fail("--to", to, fmt::format("> --from = {}", show(from)));
-  if (log_spacing && !(from > 0)) fail("--from", from, "> 0 with --log-x (geometric spacing)");
+  if (!(from < to)) fail(opt("to"), to, fmt::format("> {} = {}", error_field("from"), show(from)));
+  if (log_spacing && !(from > 0)) fail(opt("from"), from, fmt::format("> 0 with {} (geometric spacing)", error_field("log_x")));
   std::vector<double> xs;
   xs.reserve(static_cast<std::size_t>(points));
   for (int k = 0; k < points; ++k) {
@@ -196,7 +196,7 @@ Run vary(const Run& base, CompareAxis axis, double x) {
   switch (axis) {
     case CompareAxis::steps:
       if (!run.eta.is_constant() || !run.noise_std.is_constant())
-        fail("--x", "steps",
+        fail(opt("x"), "steps",
              "a run with a constant step size and noise (a schedule has one value per step)");
       run.steps = static_cast<std::int64_t>(x);
       break;
@@ -210,7 +210,7 @@ Run vary(const Run& base, CompareAxis axis, double x) {
       break;
     case CompareAxis::noise:
       if (!run.noise_std.is_constant())
-        fail("--x", "noise", "a run with constant noise (not a per-step schedule)");
+        fail(opt("x"), "noise", "a run with constant noise (not a per-step schedule)");
       run.noise_std = Schedule(x);
       break;
     case CompareAxis::epsilon:

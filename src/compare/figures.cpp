@@ -293,7 +293,7 @@ const std::vector<std::string>& figure_names() {
 }
 
 CompareSpec figure(std::string_view name, int points) {
-  if (points != 0) require_range("--points", points, 2, 10000);
+  if (points != 0) require_range(opt("points"), points, 2, 10000);
   if (name == "journal-fig2") return journal_fig2(points);
   if (name == "isit-fig2") return isit_fig2(points);
   if (name == "isit-fig3") return isit_fig3(points);
@@ -303,7 +303,7 @@ CompareSpec figure(std::string_view name, int points) {
   if (name == "shifted-interpolation-ncgd") return shifted_interpolation_ncgd(points);
   std::string known;
   for (const auto& n : figure_names()) known += (known.empty() ? "" : ", ") + n;
-  fail("--figure", name, fmt::format("one of {}", known));
+  fail(opt("figure"), name, fmt::format("one of {}", known));
 }
 
 }  // namespace hsdp

@@ -65,7 +65,7 @@ data::LabelKind label_kind(LossKind k) {
   return data::LabelKind::real;
 }
 
-LossKind parse_loss(std::string_view text, std::string_view parameter) {
+LossKind parse_loss(std::string_view text, const Param& parameter) {
   for (auto k : {LossKind::logistic, LossKind::squared, LossKind::huber, LossKind::softmax})
     if (text == to_string(k)) return k;
   fail(parameter, text, "one of logistic, squared, huber, softmax");
@@ -81,7 +81,7 @@ std::string_view to_string(ConstraintKind k) {
 }
 
 void Constraint::validate() const {
-  if (kind != ConstraintKind::none) require_positive("--radius", radius);
+  if (kind != ConstraintKind::none) require_positive(opt("radius"), radius);
 }
 
 double Constraint::diameter(std::size_t p) const {
@@ -135,8 +135,8 @@ std::optional<double> LossConstants::lipschitz_total(const Constraint& w,
 
 LossConstants derive_constants(const LossSpec& loss, double feature_norm, bool bias,
                                const Constraint& constraint, std::size_t parameters) {
-  require_positive("--record-norm", feature_norm);
-  require_nonnegative("--l2", loss.l2);
+  require_positive(opt("record_norm"), feature_norm);
+  require_nonnegative(opt("l2"), loss.l2);
   // The bias is a constant-1 feature of the record: it counts in R.
   const double R2 = feature_norm * feature_norm + (bias ? 1.0 : 0.0);
   const double R = std::sqrt(R2);
@@ -152,7 +152,7 @@ LossConstants derive_constants(const LossSpec& loss, double feature_norm, bool b
       c.derivation = fmt::format("logistic: L = R = {}; beta = R^2/4 = {}", show(R), show(c.smoothness_data));
       break;
     case LossKind::huber: {
-      const double h = require_positive("--huber-smoothing", loss.huber_smoothing);
+      const double h = require_positive(opt("huber_smoothing"), loss.huber_smoothing);
       // |phi'| <= 1 and |phi''| <= 1/h in the margin: L = R, beta = R^2/h.
       c.lipschitz_data = R;
       c.smoothness_data = R2 / h;
@@ -161,7 +161,7 @@ LossConstants derive_constants(const LossSpec& loss, double feature_norm, bool b
       break;
     }
     case LossKind::squared: {
-      const double Y = require_positive("--label-bound", loss.label_bound);
+      const double Y = require_positive(opt("label_bound"), loss.label_bound);
       // grad = (<theta, x> - y) x: ||grad|| <= (R sup_W ||theta|| + Y) R; Hessian x x^T: R^2.
       const double m = constraint.max_norm(parameters);
       if (std::isfinite(m)) c.lipschitz_data = R2 * m + R * Y;
@@ -286,7 +286,7 @@ void check_data(const data::Dataset& data, const LossSpec& loss, double record_n
       case LossKind::squared:
         if (!(std::abs(y) <= loss.label_bound))
           fail(fmt::format("label of {}", where(i)), y,
-               fmt::format("|y| <= --label-bound Y = {}", show(loss.label_bound)));
+               fmt::format("|y| <= {} Y = {}", error_field("label_bound"), show(loss.label_bound)));
         break;
       case LossKind::softmax:
         if (!(y >= 0 && y < static_cast<double>(loss.classes) && y == std::floor(y)))

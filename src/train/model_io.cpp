@@ -128,11 +128,11 @@ void apply_label_mapping(data::Dataset& data, std::string_view kind, const data:
 
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) fail("--model-file", path, "a readable file");
+  if (!in) fail(opt("model_file"), path, "a readable file");
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    fail("--model-file", path, fmt::format("valid JSON ({})", e.what()));
+    fail(opt("model_file"), path, fmt::format("valid JSON ({})", e.what()));
   }
 }
 
@@ -142,7 +142,7 @@ void write_json_atomically(const std::string& path, const nlohmann::json& docume
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl = (dir / (target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) fail("--output", path, fmt::format("a writable location ({})", std::strerror(errno)));
+  if (fd < 0) fail(opt("output"), path, fmt::format("a writable location ({})", std::strerror(errno)));
   // mkstemp creates the file 0600; a model file is an ordinary output (0644 less umask).
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -158,7 +158,7 @@ void write_json_atomically(const std::string& path, const nlohmann::json& docume
   ok = (::close(fd) == 0) && ok;
   if (!ok || std::rename(tmpl.c_str(), path.c_str()) != 0) {
     std::remove(tmpl.c_str());
-    fail("--output", path, "a writable location (writing or renaming the file failed)");
+    fail(opt("output"), path, "a writable location (writing or renaming the file failed)");
   }
 }
 

@@ -35,22 +35,22 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
   constexpr std::int64_t kMaxSteps = std::int64_t{1} << 40;
   require_range("n", n, 1, std::int64_t{1} << 53);
   c.constraint.validate();
-  require_positive("--record-norm", c.record_norm);
+  require_positive(opt("record_norm"), c.record_norm);
   Plan p;
   p.constants = derive_constants(c.loss, c.record_norm, c.bias, c.constraint, parameters);
   p.convention = convention_of(c.algorithm, c.noise);
   p.shape = c.eta_shape.value_or(c.algorithm == Algorithm::online ? ScheduleShape::inv_sqrt
                                                                   : ScheduleShape::constant);
-  auto batch_in_range = [&] { return require_range("--batch-size", c.batch_size, 1, n); };
+  auto batch_in_range = [&] { return require_range(opt("batch_size"), c.batch_size, 1, n); };
   auto explicit_steps = [&](std::int64_t hi, std::string_view range) {
     if (c.steps && (*c.steps < 1 || *c.steps > hi))
-      fail("--steps", static_cast<double>(*c.steps), fmt::format("1..{} ({})", hi, range));
+      fail(opt("steps"), static_cast<double>(*c.steps), fmt::format("1..{} ({})", hi, range));
   };
   switch (c.algorithm) {
     case Algorithm::noisy_sgd:
       p.sampling = c.sampling;
       p.batch = c.sampling == Sampling::full ? n : batch_in_range();
-      if (!c.steps) require_positive("--epochs", c.epochs);
+      if (!c.steps) require_positive(opt("epochs"), c.epochs);
       p.steps = c.steps ? *c.steps
                         : std::max<std::int64_t>(1, std::llround(c.epochs * static_cast<double>(n) /
                                                                  static_cast<double>(p.batch)));
@@ -59,7 +59,7 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
     case Algorithm::noisy_gd:
       p.sampling = Sampling::full;
       p.batch = n;
-      if (!c.steps) require_positive("--epochs", c.epochs);
+      if (!c.steps) require_positive(opt("epochs"), c.epochs);
       p.steps = c.steps ? *c.steps : std::max<std::int64_t>(1, std::llround(c.epochs));
       explicit_steps(kMaxSteps, "any");
       break;
@@ -84,10 +84,10 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
       explicit_steps(n, "one pass over the stream: at most n");
       break;
   }
-  const double eta = c.eta ? require_positive("--eta", *c.eta) : 1.0 / p.constants.smoothness();
+  const double eta = c.eta ? require_positive(opt("eta"), *c.eta) : 1.0 / p.constants.smoothness();
   p.eta = make_schedule(p.shape, eta, p.steps);
   if (c.clip) {
-    require_positive("--clip", *c.clip);
+    require_positive(opt("clip"), *c.clip);
     // Clipping at C >= L never acts: the update is the plain gradient step.
     p.clipping_acts = !p.constants.lipschitz_data || *c.clip < *p.constants.lipschitz_data;
   }
@@ -121,36 +121,21 @@ LossClass loss_class(const Plan& p, const TrainConfig& c, std::size_t parameters
   return lc;
 }
 
+// The algorithm states its noise as sigma in its paper's convention.
 Schedule noise_from_sigma(const Plan& p, NoiseKind kind, double sigma) {
-  if (p.eta.is_constant())
-    return Schedule(noise_std_from_sigma(p.convention, sigma, p.eta.at(1), p.batch, kind));
-  std::vector<double> s(p.eta.size());
-  for (std::size_t t = 0; t < s.size(); ++t)
-    s[t] = noise_std_from_sigma(p.convention, sigma, p.eta.values()[t], p.batch, kind);
-  return Schedule(std::move(s));
+  return noise_std_schedule({NoiseUnit::sigma, p.convention, sigma}, p.eta, p.batch, kind,
+                            std::nullopt);
 }
 
-std::string account_command(const Run& run, const Plan& p, const std::optional<double>& sigma,
+// The run as the trainer states it to `account` (its noise as sigma in its algorithm's
+// convention when it has one), and the query.
+FieldValues account_request(const Run& run, const Plan& p, const std::optional<double>& sigma,
                             double delta) {
-  std::string cmd = fmt::format("hsdp account --n {} --steps {} --batch-size {} --sampling {}",
-                                run.n, run.steps, run.batch_size, to_string(run.sampling));
-  cmd += fmt::format(" --eta {}", p.eta.at(1));
-  if (p.shape == ScheduleShape::inv_sqrt) cmd += " --eta-schedule inv-sqrt";
-  if (p.shape == ScheduleShape::inv_t) cmd += " --eta-schedule inv-t";
-  cmd += fmt::format(" --noise {}", to_string(run.noise));
-  if (sigma)
-    cmd += fmt::format(" --sigma {} --convention {}", *sigma, to_string(p.convention));
-  else
-    cmd += fmt::format(" --noise-std {}", run.noise_std.at(1));
-  if (run.loss.lipschitz) cmd += fmt::format(" --lipschitz {}", *run.loss.lipschitz);
-  if (run.loss.smoothness) cmd += fmt::format(" --smoothness {}", *run.loss.smoothness);
-  if (run.loss.strong_convexity > 0) cmd += fmt::format(" --strong-convexity {}", run.loss.strong_convexity);
-  if (!run.loss.convex) cmd += " --non-convex";
-  if (std::isfinite(run.diameter)) cmd += fmt::format(" --diameter {}", run.diameter);
-  if (run.clip) cmd += fmt::format(" --clip {}", *run.clip);
-  if (run.dimension) cmd += fmt::format(" --dimension {}", *run.dimension);
-  cmd += fmt::format(" --release {} --delta {} --json", to_string(run.release), delta);
-  return cmd;
+  std::optional<NoiseParameter> noise;
+  if (sigma) noise = NoiseParameter{NoiseUnit::sigma, p.convention, *sigma};
+  FieldValues a = RunSpec::stating(run, noise).to_map();
+  a.emplace_back("delta", show(delta));
+  return a;
 }
 
 // Per-coordinate noise with parameter-space std s: Gaussian N(0, s^2), or Laplace with
@@ -187,7 +172,7 @@ std::string_view to_string(Algorithm a) {
   return "?";
 }
 
-Algorithm parse_algorithm(std::string_view text, std::string_view parameter) {
+Algorithm parse_algorithm(std::string_view text, const Param& parameter) {
   for (auto a : {Algorithm::noisy_sgd, Algorithm::noisy_gd, Algorithm::pnsgd, Algorithm::federated,
                  Algorithm::online})
     if (text == to_string(a)) return a;
@@ -229,11 +214,13 @@ void check_noise_choice(const TrainConfig& c) {
                     (c.no_noise ? 1 : 0);
   if (given != 1)
     fail("noise", fmt::format("{} noise choices given", given),
-         "exactly one of --sigma, --noise-std, a target --epsilon with --delta, or --no-noise");
-  if (c.sigma) require_positive("--sigma", *c.sigma);
-  if (c.noise_std) require_positive("--noise-std", *c.noise_std);
-  if (c.target_epsilon) require_positive("--epsilon", *c.target_epsilon);
-  require_open("--delta", c.delta, 0.0, 1.0);
+         fmt::format("exactly one of {}, {}, a target {} with {}, or {}", error_field("sigma"),
+                     error_field("noise_std"), error_field("epsilon"), error_field("delta"),
+                     error_field("no_noise")));
+  if (c.sigma) require_positive(opt("sigma"), *c.sigma);
+  if (c.noise_std) require_positive(opt("noise_std"), *c.noise_std);
+  if (c.target_epsilon) require_positive(opt("epsilon"), *c.target_epsilon);
+  require_open(opt("delta"), c.delta, 0.0, 1.0);
   // release = every: the same algorithm, the last iterate written, but accounted (and the
   // noise calibrated) as if every iterate were published -- composition only, the usual
   // DP-SGD accounting, so that users can compare the two on the same data.
@@ -299,13 +286,13 @@ TrainResult train(const data::Dataset& data, const TrainConfig& config) {
     // The smallest sigma (in the algorithm's own convention) whose tightest valid bound
     // meets the target; calibrate() re-evaluates its answer with the full accountant.
     run.noise_std = noise_from_sigma(plan, config.noise, 1.0);
-    CalibrationOptions opt;
-    opt.noise = NoiseParameter{NoiseUnit::sigma, plan.convention, 1.0};
-    opt.eta_shape = plan.shape;
+    CalibrationOptions options;
+    options.noise = NoiseParameter{NoiseUnit::sigma, plan.convention, 1.0};
+    options.eta_shape = plan.shape;
     const CalibrationResult cal =
-        calibrate(run, CalibrationParameter::noise, *config.target_epsilon, config.delta, opt);
+        calibrate(run, CalibrationParameter::noise, *config.target_epsilon, config.delta, options);
     if (!cal.feasible)
-      fail("--epsilon", *config.target_epsilon,
+      fail(opt("epsilon"), *config.target_epsilon,
            fmt::format("a target some noise level meets for this run ({})", cal.reason));
     res.sigma = cal.value;
     run.noise_std = noise_from_sigma(plan, config.noise, cal.value);
@@ -325,7 +312,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& config) {
       if (!res.report->best || !(*res.report->analyses[*res.report->best].epsilon <= *config.target_epsilon))
         throw std::logic_error("calibrated noise does not meet the target under the accountant");
     }
-    res.account_command = account_command(run, plan, res.sigma, config.delta);
+    res.account_request = account_request(run, plan, res.sigma, config.delta);
   }
 
   // ---- randomness

@@ -25,6 +25,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "hsdp/errors.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/run.hpp"
 
@@ -39,7 +40,7 @@ namespace hsdp::audit {
 enum class Pair { sec4, opposite };
 std::string_view to_string(Pair);
 /// Parses "sec4" or "opposite"; throws InvalidArgument naming `parameter`.
-Pair parse_pair(std::string_view text, std::string_view parameter = "--pair");
+Pair parse_pair(std::string_view text, const Param& parameter = opt("pair"));
 
 struct ExactOptions {
   /// Points of the fine grid over [-D/2, D/2] (rounded up to odd so the coarse grid of

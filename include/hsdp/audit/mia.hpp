@@ -91,7 +91,7 @@ struct Canary {
 
 /// The canary for `data` under `config` (loss, record_norm, release), replacing the record at
 /// 1-based `position` (default: n for the last iterate, where cyclic orders process it last;
-/// 1 for a random stop). Throws InvalidArgument naming `--canary-index`.
+/// 1 for a random stop). Throws InvalidArgument naming `canary_index`.
 Canary make_canary(const data::Dataset& data, const train::TrainConfig& config,
                    std::optional<std::int64_t> position = std::nullopt);
 /// D' = D with the record at canary.position replaced by the canary.
@@ -116,7 +116,7 @@ struct MiaResult {
   Canary canary;
   std::vector<double> scores_without, scores_with;  ///< trial order
   std::uint64_t master_seed = 0;
-  bool seeded = false;          ///< master from --seed (else OS entropy, recorded)
+  bool seeded = false;          ///< master given by the user (else OS entropy, recorded)
   std::vector<std::uint64_t> seeds_without, seeds_with;
   EmpiricalEpsilon empirical;
   Report certified;             ///< the trainer's report of the run (identical for D and D')
@@ -132,7 +132,7 @@ struct MiaResult {
 /// training gets its own seed; config.delta is set to options.delta). A target epsilon is
 /// calibrated once (one extra training on D) and its sigma used for every trial. `data` must
 /// be ready for train::train (labels mapped, rows within config.record_norm). Throws
-/// InvalidArgument naming `--trials`, `--delta`, `--confidence`, `--threads`, `--no-noise`
+/// InvalidArgument naming `trials`, `delta`, `confidence`, `threads`, `no_noise`
 /// or what the trainer rejects.
 MiaResult mia(const data::Dataset& data, train::TrainConfig config, const MiaOptions& options);
 

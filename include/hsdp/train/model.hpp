@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hsdp/errors.hpp"
 #include "hsdp/data/dataset.hpp"
 #include "hsdp/data/readers.hpp"
 
@@ -28,7 +29,7 @@ enum class LossKind {
 };
 std::string_view to_string(LossKind);
 /// "logistic" | "squared" | "huber" | "softmax"; throws InvalidArgument naming `parameter`.
-LossKind parse_loss(std::string_view text, std::string_view parameter = "--model");
+LossKind parse_loss(std::string_view text, const Param& parameter = opt("model"));
 /// The labels a loss needs: {-1, +1} (logistic, huber), real (squared), class ids (softmax).
 data::LabelKind label_kind(LossKind kind);
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "hsdp/errors.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/dataset.hpp"
 #include "hsdp/run.hpp"
@@ -35,7 +36,7 @@ namespace hsdp::train {
 
 enum class Algorithm { noisy_sgd, noisy_gd, pnsgd, federated, online };
 std::string_view to_string(Algorithm);
-Algorithm parse_algorithm(std::string_view text, std::string_view parameter = "--algorithm");
+Algorithm parse_algorithm(std::string_view text, const Param& parameter = opt("algorithm"));
 /// The paper convention in which an algorithm states its sigma (run.hpp): noisy-sgd
 /// altschuler, noisy-gd chourasia, pnsgd/online journal (isit for Laplace), federated.
 Convention convention_of(Algorithm, NoiseKind);
@@ -104,8 +105,9 @@ struct TrainResult {
   std::vector<std::int64_t> uses;     ///< how often each record entered a batch
   std::vector<std::vector<std::int64_t>> batches;  ///< when record_batches
   std::vector<std::string> notes;     ///< assumption checks, calibration, clipping
-  /// An `hsdp account` command line for the same run (same Run, same query).
-  std::string account_command;
+  /// The `account` request that gives the same report (same Run, same query), field by
+  /// field; each front end writes it in its own terms ("same report: hsdp account --n ...").
+  FieldValues account_request;
 };
 
 /// Trains on `data` (labels mapped, rows within config.record_norm: check_data). Throws

@@ -1,0 +1,49 @@
+// Preparing records for the trainer, one way for every front end (`hsdp train`, `hsdp audit
+// mia`, `hsdp predict`, hsdp.train, hsdp.audit_mia): labels mapped as the loss reads them,
+// public feature constants applied, rows scaled to the record norm (record-local, so no
+// privacy is spent), and the squared loss's label bound checked.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hsdp/data/dataset.hpp"
+#include "hsdp/data/readers.hpp"
+#include "hsdp/train/trainer.hpp"
+
+namespace hsdp::train {
+
+/// What preparation did: the per-feature scale applied (empty: none), the record norm,
+/// and the text the front ends print ("features multiplied by ...; every record scaled to
+/// L2 norm <= R = 1 ...").
+struct Preparation {
+  std::vector<double> feature_scale;
+  double record_norm = 1.0;
+  std::string description;
+};
+
+/// Maps the labels of `data` as config's loss reads them (binary losses: exactly two values,
+/// `positive` -> +1, else the larger; softmax: class ids, and config.loss.classes is set;
+/// squared: real values). Returns the kind used.
+data::LabelKind map_labels_for(data::Dataset& data, TrainConfig& config,
+                               const std::optional<std::string>& positive);
+
+/// The record-local part: multiplies the features by the public `feature_scale` (one value
+/// for every feature, or one per feature), scales every row to ||x|| <= config.record_norm,
+/// and checks |y| <= config.loss.label_bound for the squared loss. Throws InvalidArgument
+/// naming feature_scale or label_bound.
+Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
+                            const std::vector<double>& feature_scale);
+
+/// Both: map_labels_for, then prepare_records.
+Preparation prepare(data::Dataset& data, TrainConfig& config,
+                    const std::optional<std::string>& positive,
+                    const std::vector<double>& feature_scale);
+
+/// Other records (a test set, records to predict) prepared as `p` prepared the training
+/// records: the same feature scale and record norm (labels are mapped by the caller with the
+/// training set's mapping, apply_label_mapping).
+void prepare_like(data::Dataset& other, const Preparation& p);
+
+}  // namespace hsdp::train

@@ -1,0 +1,56 @@
+#include "hsdp/train/prepare.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "hsdp/errors.hpp"
+
+namespace hsdp::train {
+
+data::LabelKind map_labels_for(data::Dataset& data, TrainConfig& config,
+                               const std::optional<std::string>& positive) {
+  const data::LabelKind kind = label_kind(config.loss.kind);
+  data::map_labels(data, kind, positive);
+  if (config.loss.kind == LossKind::softmax) config.loss.classes = data.labels.raw.size();
+  return kind;
+}
+
+Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
+                            const std::vector<double>& feature_scale) {
+  Preparation p;
+  p.record_norm = config.record_norm;
+  if (!feature_scale.empty()) {
+    // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
+    if (feature_scale.size() != 1 && feature_scale.size() != data.d)
+      fail(opt("feature_scale"), fmt::format("{} values", feature_scale.size()),
+           fmt::format("one value, or one per feature (d = {})", data.d));
+    p.feature_scale =
+        feature_scale.size() == 1 ? std::vector<double>(data.d, feature_scale[0]) : feature_scale;
+    p.description = data::scale_features(data, p.feature_scale).description + "; ";
+  }
+  p.description += data::scale_rows_to_norm(data, config.record_norm).description;
+  // The squared loss's constants (L, beta) assume |y| <= Y; a larger label would make the
+  // stated Lipschitz constant, hence the privacy report, wrong.
+  if (config.loss.kind == LossKind::squared)
+    for (std::size_t i = 0; i < data.n; ++i)
+      if (!(std::abs(data.y[i]) <= config.loss.label_bound))
+        fail(opt("label_bound"), config.loss.label_bound,
+             fmt::format(">= every |label| (record {} of the training set has {})", i + 1,
+                         show(data.y[i])));
+  return p;
+}
+
+Preparation prepare(data::Dataset& data, TrainConfig& config,
+                    const std::optional<std::string>& positive,
+                    const std::vector<double>& feature_scale) {
+  map_labels_for(data, config, positive);
+  return prepare_records(data, config, feature_scale);
+}
+
+void prepare_like(data::Dataset& other, const Preparation& p) {
+  if (!p.feature_scale.empty()) data::scale_features(other, p.feature_scale);
+  data::scale_rows_to_norm(other, p.record_norm);
+}
+
+}  // namespace hsdp::train

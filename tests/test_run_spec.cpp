@@ -1,0 +1,107 @@
+// RunSpec: how a run is stated, its key -> value map, and its resolution into a Run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "hsdp/errors.hpp"
+#include "hsdp/run_spec.hpp"
+
+namespace {
+
+using hsdp::FieldValues;
+using hsdp::RunSpec;
+
+std::string message(const RunSpec& spec) {
+  try {
+    spec.resolve();
+  } catch (const hsdp::InvalidArgument& e) {
+    return e.what();
+  }
+  return "resolved";
+}
+
+TEST(RunSpec, MapRoundTripKeepsWhatWasStatedInFieldOrder) {
+  const FieldValues stated = {{"n", "1000"},          {"batch_size", "10"}, {"sampling", "poisson"},
+                              {"eta", "0.5"},         {"sigma", "2"},       {"convention", "altschuler"},
+                              {"lipschitz", "1"},     {"non_convex", ""},   {"diameter", "inf"},
+                              {"adjacency", "remove"}};
+  const RunSpec spec = RunSpec::from_map(stated);
+  EXPECT_EQ(spec.to_map(), stated);
+  EXPECT_EQ(RunSpec::from_map(spec.to_map()).to_map(), stated);
+  // Numbers are written in their shortest round-trip form.
+  RunSpec s;
+  s.eta = 0.1;
+  s.noise_std = 1.0 / 3.0;
+  const FieldValues m = s.to_map();
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(std::stod(m[1].second), 1.0 / 3.0);
+}
+
+TEST(RunSpec, ResolveAppliesDefaultsAndTranslatesTheNoiseStatement) {
+  RunSpec spec;
+  spec.n = 100;
+  spec.eta = 0.05;
+  spec.sigma = 3;
+  spec.convention = "journal";
+  const hsdp::Run run = spec.resolve();
+  EXPECT_EQ(run.steps, 100);
+  EXPECT_EQ(run.batch_size, 1);
+  EXPECT_EQ(run.sampling, hsdp::Sampling::cyclic);
+  EXPECT_DOUBLE_EQ(run.noise_std.at(1), 0.05 * 3);
+  EXPECT_TRUE(std::isinf(run.diameter));
+
+  // DP-SGD units with a step-size schedule: std_t = eta_t z C / b at every step.
+  RunSpec dp;
+  dp.n = 100;
+  dp.batch_size = 10;
+  dp.steps = 4;
+  dp.eta = 1.0;
+  dp.eta_schedule = "inv-t";
+  dp.noise_multiplier = 2;
+  dp.clip = 0.5;
+  const hsdp::Run r = dp.resolve();
+  ASSERT_EQ(r.noise_std.size(), 4u);
+  for (int t = 1; t <= 4; ++t) EXPECT_DOUBLE_EQ(r.noise_std.at(t), (1.0 / t) * 2 * 0.5 / 10);
+  EXPECT_EQ(dp.noise_statement().unit, hsdp::NoiseUnit::multiplier);
+}
+
+TEST(RunSpec, ErrorsNameTheFieldInTheLibrarysTerms) {
+  RunSpec spec;
+  EXPECT_EQ(message(spec), "n = (missing): must be given: the dataset size, an integer >= 1 (or use example)");
+  spec.n = 10;
+  spec.eta = 0.1;
+  spec.noise_std = 1;
+  spec.sampling = "often";
+  EXPECT_EQ(message(spec), "sampling = often: must be one of full, poisson, fixed, shuffle, cyclic");
+  spec.sampling.reset();
+  spec.sigma = 2;
+  EXPECT_EQ(message(spec), "sigma = 2: must be absent when noise_std is given (give one of the two)");
+  try {
+    RunSpec::from_map({{"n", "ten"}});
+    ADD_FAILURE() << "no error";
+  } catch (const hsdp::InvalidArgument& e) {
+    EXPECT_EQ(e.field(), "n");
+    EXPECT_EQ(e.value(), "ten");
+  }
+  EXPECT_THROW(RunSpec::from_map({{"speed", "1"}}), hsdp::InvalidArgument);
+}
+
+TEST(RunSpec, OneNameTablePerEnumPrintsAndParses) {
+  for (const auto& [value, name] : hsdp::names<hsdp::Sampling>()) {
+    EXPECT_EQ(hsdp::to_string(value), name);
+    EXPECT_EQ(hsdp::parse_name<hsdp::Sampling>(name, "sampling"), value);
+  }
+  for (const auto& [value, name] : hsdp::names<hsdp::Convention>())
+    EXPECT_EQ(hsdp::parse_convention(name), value);
+  EXPECT_EQ(hsdp::to_string(hsdp::ScheduleShape::inv_sqrt), "inv-sqrt");
+}
+
+TEST(StatedQuery, DefaultsAndChecks) {
+  EXPECT_EQ(*hsdp::stated_query({}, {}, {}).delta, 1e-5);
+  EXPECT_EQ(*hsdp::stated_query(1.0, {}, {}).epsilon, 1.0);
+  EXPECT_THROW(hsdp::stated_query({}, 2.0, {}), hsdp::InvalidArgument);
+  EXPECT_THROW(hsdp::stated_query({}, {}, {0.5}), hsdp::InvalidArgument);
+}
+
+}  // namespace
