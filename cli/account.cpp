@@ -39,22 +39,8 @@ std::function<int()> add_account(CLI::App& app) {
     const Query query = opt->run.to_query();
     std::vector<AnalysisPtr> chosen;
     for (const auto& name : opt->only) chosen.push_back(find_analysis(name));
-    if (opt->per_index) {
-      if (run.index)
-        fail("--index", std::to_string(*run.index),
-             "absent with --per-index (the view covers every index 1..n)");
-      require_range("--per-index-points", opt->per_index_points, 16, std::int64_t{1} << 30);
-    }
-    Report report = chosen.empty() ? account(run, query) : account(run, query, chosen);
-    if (opt->per_index)
-      add_per_index(report, chosen.empty() ? std::span<const AnalysisPtr>(all_analyses())
-                                           : std::span<const AnalysisPtr>(chosen),
-                    opt->per_index_points);
-    // An analysis the user asked for by name that does not apply is an input error:
-    // its reason names the violated assumption (e.g. eta above 2/beta).
-    for (const auto& r : report.analyses)
-      if (!chosen.empty() && !r.applicable)
-        throw InvalidArgument(fmt::format("--analysis {}: not applicable: {}", r.name, r.reason));
+    const Report report =
+        account_request(run, query, chosen, opt->per_index, opt->per_index_points);
     if (opt->json) {
       std::cout << to_json(report).dump(2) << "\n";
     } else {

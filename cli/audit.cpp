@@ -148,19 +148,7 @@ int run_mia(const MiaFlags& o) {
   mo.progress = o.json ? nullptr : training_progress_bar();
 
   // ---- data, prepared as hsdp train prepares it
-  data::Dataset d;
-  if (o.format == "csv") {
-    data::CsvOptions co;
-    co.label_column = o.label_column;
-    d = data::read_csv(o.data, co);
-  } else if (o.format == "libsvm") {
-    d = data::read_libsvm(o.data);
-  } else if (o.format == "idx") {
-    if (!o.labels_file) fail("--labels", "(missing)", "the IDX labels file for --format idx");
-    d = data::read_idx(o.data, *o.labels_file);
-  } else {
-    fail("--format", o.format, "one of csv, libsvm, idx");
-  }
+  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, 0});
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
   const std::string prep = train::prepare(d, c, o.positive, o.feature_scale).description;
 

@@ -60,10 +60,10 @@ std::function<int()> add_plan(CLI::App& app) {
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;
     PlanProblem p;
-    p.setting = parse_plan_setting(opt->setting, "--setting");
-    p.epsilon = require_positive("--epsilon", *opt->epsilon);
-    p.delta = require_open("--delta", *opt->delta, 0.0, 1.0);
-    p.n = require_range("--n", *opt->n, 1, std::int64_t{1} << 53);
+    p.setting = parse_plan_setting(opt->setting);
+    p.epsilon = *opt->epsilon;
+    p.delta = *opt->delta;
+    p.n = *opt->n;
     p.lipschitz = opt->lipschitz;
     p.smoothness = opt->smoothness;
     p.strong_convexity = opt->strong_convexity;
@@ -73,12 +73,7 @@ std::function<int()> add_plan(CLI::App& app) {
     p.gradient_bound = opt->gradient_bound;
     p.gradient_variance = opt->gradient_variance;
     p.batch_size = opt->batch_size;
-    if (p.setting != PlanSetting::langevin && p.r0)
-      fail("--r0", *p.r0, "used with --setting langevin only");
-    if (p.setting != PlanSetting::federated &&
-        (p.gradient_bound || p.gradient_variance || p.batch_size))
-      fail("--gradient-bound/--gradient-variance/--batch-size", "(given)",
-           "used with --setting federated only");
+    check_plan_request(p);
     const Plan result = plan(p);
     if (!result.feasible) {
       std::cerr << fmt::format(

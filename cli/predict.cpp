@@ -50,19 +50,7 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 int run_predict(const Options& o) {
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
-  data::Dataset d;
-  if (o.format == "csv") {
-    data::CsvOptions co;
-    co.label_column = o.label_column;
-    d = data::read_csv(o.data, co);
-  } else if (o.format == "libsvm") {
-    d = data::read_libsvm(o.data, mf.model.d);
-  } else if (o.format == "idx") {
-    if (!o.labels_file) fail("--labels", "(missing)", "the IDX labels file for --format idx");
-    d = data::read_idx(o.data, *o.labels_file);
-  } else {
-    fail("--format", o.format, "one of csv, libsvm, idx");
-  }
+  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, mf.model.d});
   if (d.d != mf.model.d)
     fail("--data", o.data, fmt::format("a file with the model's d = {} features (it has {})", mf.model.d, d.d));
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);

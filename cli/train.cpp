@@ -64,27 +64,17 @@ int run_train(const Options& o) {
   require_open("--test-fraction", o.test_fraction, 0.0, 1.0);
 
   // ---- data
-  auto read = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view flag) {
-    if (o.format == "csv") {
-      data::CsvOptions co;
-      co.label_column = o.label_column;
-      return data::read_csv(path, co);
-    }
-    if (o.format == "libsvm") return data::read_libsvm(path);
-    if (o.format == "idx") {
-      if (!labels) fail(flag, "(missing)", "the IDX labels file for --format idx");
-      return data::read_idx(path, *labels);
-    }
-    fail("--format", o.format, "one of csv, libsvm, idx");
+  auto read = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view field) {
+    return data::read({path, o.format, labels, std::string(field), o.label_column, 0});
   };
-  data::Dataset all = read(o.data, o.labels_file, "--labels");
+  data::Dataset all = read(o.data, o.labels_file, "labels");
   if (!o.classes.empty()) all = data::select_classes(all, o.classes);
   const data::LabelKind kind = train::map_labels_for(all, c, o.positive);
   data::Dataset train_set, test_set;
   std::string split_text;
   if (o.test_data) {
     train_set = std::move(all);
-    test_set = read(*o.test_data, o.test_labels_file, "--test-labels");
+    test_set = read(*o.test_data, o.test_labels_file, "test_labels");
     if (!o.classes.empty()) test_set = data::select_classes(test_set, o.classes);
     train::apply_label_mapping(test_set, data::to_string(kind), train_set.labels);
     if (test_set.d != train_set.d)

@@ -71,6 +71,13 @@ std::vector<std::int64_t> per_index_positions(std::int64_t n, std::int64_t max_p
 void add_per_index(Report& report, std::span<const AnalysisPtr> analyses,
                    std::int64_t max_points = 1000);
 
+/// The `account` request (`hsdp account`, hsdp.account): every analysis, or only `chosen`;
+/// with per_index, the per-index view at up to per_index_points positions (>= 16; the run
+/// must not fix Run::index). An analysis chosen by name that does not apply is an input
+/// error: InvalidArgument "<analyses name>: not applicable: <reason>".
+Report account_request(const Run& run, const Query& query, std::span<const AnalysisPtr> chosen = {},
+                       bool per_index = false, std::int64_t per_index_points = 1000);
+
 /// {"run":{...},"query":{...},"analyses":[{"name","citation","applicable","reason",
 ///  "kind","epsilon","delta","index","details","note"}],"best":{"name","epsilon","delta"},
 ///  "per_index" (when present): {"indices_evaluated","subsampled","analyses":[{"name",

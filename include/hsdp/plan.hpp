@@ -67,6 +67,12 @@ struct PlanProblem {
   std::optional<std::int64_t> batch_size;
 };
 
+/// Checks a plan request as a user states it (`hsdp plan`, hsdp.plan): epsilon > 0, delta in
+/// (0, 1), n >= 1, and the fields that only one setting reads (r0: langevin; gradient_bound,
+/// gradient_variance, batch_size: federated) absent otherwise. Throws InvalidArgument naming
+/// the field; plan() checks the rest against the setting's theorems.
+void check_plan_request(const PlanProblem& problem);
+
 struct Plan {
   PlanSetting setting = PlanSetting::langevin;
   double target_epsilon = 0, target_delta = 0;

@@ -23,26 +23,8 @@ std::vector<AnalysisPtr> chosen_analyses(const std::optional<std::vector<std::st
 // `hsdp account` (cli/account.cpp), without printing.
 Report account_like_cli(const Run& run, const Query& query, const std::vector<AnalysisPtr>& chosen,
                         bool per_index, std::int64_t per_index_points) {
-  if (per_index) {
-    if (run.index)
-      fail(opt("index"), std::to_string(*run.index),
-           fmt::format("absent with {} (the view covers every index 1..n)", error_field("per_index")));
-    require_range(opt("per_index_points"), per_index_points, 16, std::int64_t{1} << 30);
-  }
-  Report report;
-  {
-    py::gil_scoped_release release;
-    report = chosen.empty() ? account(run, query) : account(run, query, chosen);
-    if (per_index)
-      add_per_index(report, chosen.empty() ? std::span<const AnalysisPtr>(all_analyses())
-                                           : std::span<const AnalysisPtr>(chosen),
-                    per_index_points);
-  }
-  // An analysis asked for by name that does not apply is an input error (as in the CLI).
-  for (const auto& r : report.analyses)
-    if (!chosen.empty() && !r.applicable)
-      throw InvalidArgument(fmt::format("{}: not applicable: {}", error_field("analyses", r.name), r.reason));
-  return report;
+  py::gil_scoped_release release;
+  return account_request(run, query, chosen, per_index, per_index_points);
 }
 
 // The best upper bound's value; +inf when no analysis gives one (no guarantee).

@@ -2,8 +2,6 @@
 // utility bound under a privacy target, validated like `hsdp plan` (cli/plan.cpp).
 #include "hsdp/plan.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <limits>
 
@@ -21,10 +19,10 @@ Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std
                    std::optional<double> gradient_bound, std::optional<double> gradient_variance,
                    std::optional<std::int64_t> batch_size) {
   PlanProblem p;
-  p.setting = parse_plan_setting(setting, opt("setting"));
-  p.epsilon = require_positive(opt("epsilon"), epsilon);
-  p.delta = require_open(opt("delta"), delta, 0.0, 1.0);
-  p.n = require_range(opt("n"), n, 1, std::int64_t{1} << 53);
+  p.setting = parse_plan_setting(setting);
+  p.epsilon = epsilon;
+  p.delta = delta;
+  p.n = n;
   p.lipschitz = lipschitz;
   p.smoothness = smoothness;
   p.strong_convexity = strong_convexity;
@@ -34,12 +32,7 @@ Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std
   p.gradient_bound = gradient_bound;
   p.gradient_variance = gradient_variance;
   p.batch_size = batch_size;
-  if (p.setting != PlanSetting::langevin && p.r0)
-    fail(opt("r0"), *p.r0, fmt::format("used with {} only", error_field("setting", "langevin")));
-  if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance || p.batch_size))
-    fail(fmt::format("{}/{}/{}", error_field("gradient_bound"), error_field("gradient_variance"),
-                     error_field("batch_size")),
-         "(given)", fmt::format("used with {} only", error_field("setting", "federated")));
+  check_plan_request(p);
   return plan(p);
 }
 

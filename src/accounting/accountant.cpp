@@ -124,4 +124,26 @@ void add_per_index(Report& report, std::span<const AnalysisPtr> analyses, std::i
   report.per_index = std::move(view);
 }
 
+Report account_request(const Run& run, const Query& query, std::span<const AnalysisPtr> chosen,
+                       bool per_index, std::int64_t per_index_points) {
+  if (per_index) {
+    if (run.index)
+      fail(opt("index"), std::to_string(*run.index),
+           fmt::format("absent with {} (the view covers every index 1..n)", error_field("per_index")));
+    require_range(opt("per_index_points"), per_index_points, 16, std::int64_t{1} << 30);
+  }
+  Report report = chosen.empty() ? account(run, query) : account(run, query, chosen);
+  if (per_index)
+    add_per_index(report, chosen.empty() ? std::span<const AnalysisPtr>(all_analyses()) : chosen,
+                  per_index_points);
+  // An analysis asked for by name that does not apply is an input error: its reason names
+  // the violated assumption (e.g. eta above 2/beta).
+  if (!chosen.empty())
+    for (const auto& r : report.analyses)
+      if (!r.applicable)
+        throw InvalidArgument(
+            fmt::format("{}: not applicable: {}", error_field("analyses", r.name), r.reason));
+  return report;
+}
+
 }  // namespace hsdp

@@ -800,4 +800,16 @@ std::string to_text(const Plan& p) {
   return out;
 }
 
+void check_plan_request(const PlanProblem& p) {
+  require_positive(opt("epsilon"), p.epsilon);
+  require_open(opt("delta"), p.delta, 0.0, 1.0);
+  require_range(opt("n"), p.n, 1, std::int64_t{1} << 53);
+  if (p.setting != PlanSetting::langevin && p.r0)
+    fail(opt("r0"), *p.r0, fmt::format("used with {} only", error_field("setting", "langevin")));
+  if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance || p.batch_size))
+    fail(fmt::format("{}/{}/{}", error_field("gradient_bound"), error_field("gradient_variance"),
+                     error_field("batch_size")),
+         "(given)", fmt::format("used with {} only", error_field("setting", "federated")));
+}
+
 }  // namespace hsdp

@@ -76,6 +76,20 @@ Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint
                  const std::string& labels_name = "labels",
                  std::size_t max_values = default_max_values);
 
+/// A data file named with its format, as a request states it (`hsdp train --data F --format
+/// csv`, hsdp.read_csv): the one dispatch of every front end.
+struct DataSource {
+  std::string path;
+  std::string format = "csv";                ///< csv | libsvm | idx
+  std::optional<std::string> labels_path;    ///< the IDX labels file (idx only)
+  std::string labels_field = "labels";       ///< the field naming labels_path, for messages
+  std::optional<std::size_t> label_column;   ///< CSV: 0-based label column (default: last)
+  std::size_t dimension = 0;                 ///< LIBSVM: d (0: the largest index seen)
+};
+/// Reads `source` with the reader of its format. Throws InvalidArgument naming `format`
+/// for an unknown format, the labels field when an IDX file comes without its labels.
+Dataset read(const DataSource& source);
+
 // ---------------------------------------------------------------------------------------
 // Labels.
 
