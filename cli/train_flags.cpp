@@ -22,7 +22,7 @@ void add_train_flags(CLI::App& sub, TrainFlags& o) {
   sub.add_option("--noise", o.noise, "gaussian|laplace")->capture_default_str();
   sub.add_option("--sigma", o.sigma, "The algorithm's own noise parameter sigma (its paper's convention)");
   sub.add_option("--noise-std", o.noise_std, "Noise std in parameter space per step");
-  sub.add_option("--release", o.release, "last|random-stop (default last; online random-stop)");
+  sub.add_option("--release", o.release, "last|random-stop|every (default last; online random-stop; every: accounted as if every iterate were published)");
   sub.add_option("--clip", o.clip, "Per-example gradient clipping norm C (only the composition baseline stays valid)");
 }
 
