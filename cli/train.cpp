@@ -54,7 +54,6 @@ int run_train(const Options& o) {
   // ---- configuration (validated before any data is read)
   train::TrainConfig c = train_config(o);
   c.no_noise = o.no_noise;
-  if (o.epsilon && !o.delta) fail("--delta", "(missing)", "given with --epsilon: the target delta in (0, 1)");
   c.target_epsilon = o.epsilon;
   if (o.delta) c.delta = require_open("--delta", *o.delta, 0.0, 1.0);
   if (!o.sigma && !o.noise_std && !o.epsilon && !o.no_noise)
@@ -88,6 +87,7 @@ int run_train(const Options& o) {
   const train::Preparation prep = train::prepare_records(train_set, c, o.feature_scale);
   train::prepare_like(test_set, prep);
   const std::string& prep_text = prep.description;
+  if (!prep.warning.empty()) std::cerr << "warning: " << prep.warning << "\n";
 
   // ---- train
   const train::TrainResult r = train::train(train_set, c);

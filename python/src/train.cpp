@@ -140,7 +140,6 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                   noise_std, std::move(release), clip);
   train::TrainConfig c = f.resolve();
   c.no_noise = no_noise;
-  if (epsilon && !delta) fail(opt("delta"), "(missing)", fmt::format("given with {}: the target delta in (0, 1)", error_field("epsilon")));
   c.target_epsilon = epsilon;
   if (delta) c.delta = require_open(opt("delta"), *delta, 0.0, 1.0);
   if (!sigma && !noise_std && !epsilon && !no_noise)

@@ -143,7 +143,7 @@ def test_train_data_errors():
     with pytest.raises(ValueError, match="^sampling = .*algorithm='noisy-gd'"):
         hsdp.train(X, y, algorithm="noisy-gd", sampling="poisson", sigma=1)
     with pytest.raises(ValueError, match="^delta = "):
-        hsdp.train(X, y, epsilon=1.0)
+        hsdp.train(X, y, epsilon=1.0, delta=2.0)  # delta defaults to 1e-5; outside (0, 1) fails
     with pytest.raises(ValueError, match="^X = "):
         hsdp.train(np.ones((0, 3)), np.ones(0), sigma=1)
     with pytest.raises(ValueError):

@@ -32,6 +32,7 @@ TrainConfig TrainSpec::resolve() const {
   const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
   const std::int64_t default_batch = default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256;
   c.batch_size = o.batch_size.value_or(default_batch);
+  c.batch_size_is_default = !o.batch_size;
   c.steps = o.steps;
   if (o.epochs) c.epochs = *o.epochs;
   else if (c.algorithm == Algorithm::noisy_gd) c.epochs = 100;

@@ -41,7 +41,12 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
   p.convention = convention_of(c.algorithm, c.noise);
   p.shape = c.eta_shape.value_or(c.algorithm == Algorithm::online ? ScheduleShape::inv_sqrt
                                                                   : ScheduleShape::constant);
-  auto batch_in_range = [&] { return require_range(opt("batch_size"), c.batch_size, 1, n); };
+  // A default batch size adapts to the data: at most a quarter of the training set (a stated
+  // one is checked against it).
+  const std::int64_t batch = c.batch_size_is_default
+                                 ? std::min(c.batch_size, std::max<std::int64_t>(1, n / 4))
+                                 : c.batch_size;
+  auto batch_in_range = [&] { return require_range(opt("batch_size"), batch, 1, n); };
   auto explicit_steps = [&](std::int64_t hi, std::string_view range) {
     if (c.steps && (*c.steps < 1 || *c.steps > hi))
       fail(opt("steps"), static_cast<double>(*c.steps), fmt::format("1..{} ({})", hi, range));

@@ -33,7 +33,10 @@ TEST(TrainCli, TargetReportEqualsAccountAndModelFile) {
                          " --format csv --model logistic --algorithm noisy-gd --steps 200 --radius 100"
                          " --epsilon 5 --delta 1e-5 --seed 3 --json --output " + model);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "");  // no progress bar when stderr is not a terminal
+  // No progress bar when stderr is not a terminal; only the feature-scale hint for these raw
+  // features (printed for the data owner, never in the document).
+  EXPECT_EQ(r.err.find("progress"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("warning: for the data owner", 0), 0u) << r.err;
   const json out = parse(r.out);
   EXPECT_GT(out["train_accuracy"].get<double>(), 0.6);
   EXPECT_GT(out["test_accuracy"].get<double>(), 0.6);
@@ -168,7 +171,7 @@ TEST(TrainCli, BadInputExitsTwoAndWritesNothing) {
   r = run_cli("train --data " + kBreastCancer + " --model logistic --output " + model);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--epsilon"), std::string::npos) << r.err;
-  r = run_cli("train --data " + kBreastCancer + " --model logistic --epsilon 1 --output " + model);
+  r = run_cli("train --data " + kBreastCancer + " --model logistic --epsilon 1 --delta 2 --output " + model);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--delta"), std::string::npos) << r.err;
   r = run_cli("train --data /nonexistent.csv --model logistic --sigma 1 --output " + model);
@@ -207,4 +210,24 @@ TEST(TrainCli, ReleaseEveryCalibratesForCompositionOnly) {
     sigma[k++] = out["configuration"]["sigma"].get<double>();
   }
   EXPECT_GT(sigma[1], 3 * sigma[0]);
+}
+
+// The first command a new user types works: --delta defaults to 1e-5 with --epsilon, the
+// default batch size fits a small training set (216 records), and raw features dominated by
+// two of them get a warning to the data owner (stderr only, never in the model document).
+TEST(TrainCli, FirstCommandDefaults) {
+  const std::string heart = "/usr/share/doc/liblinear-tools/examples/heart_scale";
+  ASSERT_TRUE(std::filesystem::exists(heart)) << "run scripts/install-deps.sh (liblinear-tools)";
+  const auto r = run_cli("train --data " + heart + " --format libsvm --model logistic --epsilon 1 --seed 1 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json out = parse(r.out);
+  EXPECT_EQ(out["report"]["query"]["delta"].get<double>(), 1e-5);
+  EXPECT_LE(out["report"]["run"]["batch_size"].get<std::int64_t>(), 216 / 4);
+  EXPECT_GT(out["test_accuracy"].get<double>(), 0.6);
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(kBreastCancer)) << "run scripts/install-deps.sh (python3-sklearn)";
+  const auto raw = run_cli("train --data " + kBreastCancer + " --format csv --model logistic --epsilon 1 --seed 1 --json");
+  ASSERT_EQ(raw.status, 0) << raw.err;
+  EXPECT_NE(raw.err.find("--feature-scale"), std::string::npos) << raw.err;
+  EXPECT_EQ(raw.out.find("largest features"), std::string::npos);  // not in the document
 }

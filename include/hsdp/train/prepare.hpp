@@ -21,6 +21,11 @@ struct Preparation {
   std::vector<double> feature_scale;
   double record_norm = 1.0;
   std::string description;
+  /// For the data owner only (print it; never write it into a released model): set when
+  /// the records' norms are dominated by a few features, so scaling each record to norm R
+  /// would leave the others near 0 -- a hint to pass public per-feature constants
+  /// (feature_scale). Computed from the data, hence not part of any released output.
+  std::string warning;
 };
 
 /// Maps the labels of `data` as config's loss reads them (binary losses: exactly two values,

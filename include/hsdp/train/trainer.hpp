@@ -53,6 +53,9 @@ struct TrainConfig {
   /// cyclic with b = 1, noisy-gd full).
   Sampling sampling = Sampling::poisson;
   std::int64_t batch_size = 256;
+  /// The batch size was not stated: the trainer uses min(batch_size, max(1, n / 4)) so the
+  /// default never exceeds the training set and an epoch has at least ~4 batches.
+  bool batch_size_is_default = false;
   /// Number of steps; default: epochs * n / b (noisy-sgd), epochs (noisy-gd), one pass
   /// n / b (pnsgd, federated), n (online).
   std::optional<std::int64_t> steps;
