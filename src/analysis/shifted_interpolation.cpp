@@ -176,6 +176,15 @@ double cyclic_energy(const Setting& st, std::int64_t p, std::int64_t S, double g
 
 Solution solve_cyclic(const Setting& st) {
   Solution out;
+  // Fast path: whole epochs, no windows (unbounded domain), l >= 2: (Q2) is the program's
+  // worst position exactly (the last batch; tests compare them at every position).
+  if (!std::isfinite(st.D) && st.l >= 2 && st.t % st.l == 0) {
+    out.energy = div::shift_energy_cyclic_last(st.c, st.h, st.l, st.t / st.l);
+    out.position = st.l;
+    out.window = st.t;
+    out.sensitive = st.t / st.l;
+    return out;
+  }
   const double l = static_cast<double>(st.l), t = static_cast<double>(st.t);
   const std::int64_t whole_epochs = st.t / st.l;
   // Windows from a gap D: whole epochs S = j l (j = 1..E, or a geometric grid of ~48 values).
