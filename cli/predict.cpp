@@ -56,7 +56,7 @@ int run_predict(const Options& o) {
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
   // A label the model was not trained on is an error naming the record.
   train::apply_label_mapping(d, mf.label_kind, mf.labels);
-  train::prepare_like(d, {mf.feature_scale, mf.record_norm, ""});
+  train::prepare_like(d, {mf.feature_scale, mf.record_norm, "", ""});
   const train::Evaluation e = train::evaluate(mf.model, d);
 
   if (o.output) {
