@@ -133,6 +133,33 @@ void check_grid_size(double span, const PldOptions& o) {
                      show(span), o.max_length));
 }
 
+// The two orders of the subsampled pair with shift c (one law each, shared by the
+// one-order factories and the symmetrised one).
+// "remove": P = (1-q) N(0, s^2) + q N(c, s^2), Q = N(0, s^2). L(x) = log(1 - q + q e^{(c x -
+// c^2/2)/s^2}) >= log(1 - q), increasing in x; for l > log(1-q):
+// x(l) = (s^2/c)[log(1-q) + log(expm1(l - log(1-q))) - log q] + c/2.
+LossLaw remove_order_law(double q, double s, double c) {
+  const double l1q = std::log1p(-q), lq = std::log(q);
+  return normal_mixture_law(
+      {{1.0 - q, 0.0}, {q, c}}, {{1.0, 0.0}}, s,
+      [=](double l) { return (s * s / c) * (l1q + log_expm1(l - l1q) - lq) + 0.5 * c; }, l1q,
+      std::numeric_limits<double>::infinity());
+}
+
+// "add", reflected x -> -x: P = N(0, s^2), Q = (1-q) N(0, s^2) + q N(-c, s^2), so that
+// L(x) = -log(1 - q + q e^{(-c x - c^2/2)/s^2}) <= -log(1-q) is increasing; for
+// l < -log(1-q): (-c x - c^2/2)/s^2 = G := log(1-q) + log(expm1(-l - log(1-q))) - log q.
+LossLaw add_order_law(double q, double s, double c) {
+  const double l1q = std::log1p(-q), lq = std::log(q);
+  return normal_mixture_law(
+      {{1.0, 0.0}}, {{1.0 - q, 0.0}, {q, -c}}, s,
+      [=](double l) {
+        const double g = l1q + log_expm1(-l - l1q) - lq;
+        return -(s * s * g + 0.5 * c * c) / c;
+      },
+      -std::numeric_limits<double>::infinity(), -l1q);
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ options
@@ -446,14 +473,8 @@ PrivacyLoss PrivacyLoss::mixture_vs_gaussian(double q, double s, double shift,
   check_sampled(q, s, shift);
   if (q == 0) return gaussian(0.0, options);
   if (q == 1) return gaussian(shift / s, options);
-  // L(x) = log(1 - q + q e^{(c x - c^2/2)/s^2}) >= log(1 - q), increasing in x; for
-  // l > log(1-q): x(l) = (s^2/c)[log(1-q) + log(expm1(l - log(1-q))) - log q] + c/2.
-  const double c = shift, l1q = std::log1p(-q), lq = std::log(q);
-  auto x_of = [=](double l) {
-    return (s * s / c) * (l1q + log_expm1(l - l1q) - lq) + 0.5 * c;
-  };
-  const auto law = normal_mixture_law({{1.0 - q, 0.0}, {q, c}}, {{1.0, 0.0}}, s, x_of, l1q, kInf);
-  auto d = discretise(law, options);
+  const double c = shift;
+  auto d = discretise(remove_order_law(q, s, c), options);
   PrivacyLoss p;
   p.interval_ = options.interval;
   p.offset_ = d.offset;
@@ -476,17 +497,8 @@ PrivacyLoss PrivacyLoss::gaussian_vs_mixture(double q, double s, double shift,
   check_sampled(q, s, shift);
   if (q == 0) return gaussian(0.0, options);
   if (q == 1) return gaussian(shift / s, options);
-  // Reflect x -> -x: P = N(0, s^2), Q = (1-q) N(0, s^2) + q N(-c, s^2), so that
-  // L(x) = -log(1 - q + q e^{(-c x - c^2/2)/s^2}) <= -log(1-q) is increasing; for
-  // l < -log(1-q): (-c x - c^2/2)/s^2 = G := log(1-q) + log(expm1(-l - log(1-q))) - log q.
-  const double c = shift, l1q = std::log1p(-q), lq = std::log(q);
-  auto x_of = [=](double l) {
-    const double g = l1q + log_expm1(-l - l1q) - lq;
-    return -(s * s * g + 0.5 * c * c) / c;
-  };
-  const auto law =
-      normal_mixture_law({{1.0, 0.0}}, {{1.0 - q, 0.0}, {q, -c}}, s, x_of, -kInf, -l1q);
-  auto d = discretise(law, options);
+  const double c = shift;
+  auto d = discretise(add_order_law(q, s, c), options);
   PrivacyLoss p;
   p.interval_ = options.interval;
   p.offset_ = d.offset;
@@ -508,18 +520,10 @@ PrivacyLoss PrivacyLoss::mixture_vs_gaussian_symmetrised(double q, double s, dou
   check_sampled(q, s, shift);
   if (q == 0) return gaussian(0.0, options);
   if (q == 1) return gaussian(shift / s, options);
-  const double c = shift, l1q = std::log1p(-q), lq = std::log(q);
+  const double c = shift;
   // The two orders, as in mixture_vs_gaussian and gaussian_vs_mixture.
-  const auto remove = normal_mixture_law(
-      {{1.0 - q, 0.0}, {q, c}}, {{1.0, 0.0}}, s,
-      [=](double l) { return (s * s / c) * (l1q + log_expm1(l - l1q) - lq) + 0.5 * c; }, l1q, kInf);
-  const auto add = normal_mixture_law(
-      {{1.0, 0.0}}, {{1.0 - q, 0.0}, {q, -c}}, s,
-      [=](double l) {
-        const double g = l1q + log_expm1(-l - l1q) - lq;
-        return -(s * s * g + 0.5 * c * c) / c;
-      },
-      -kInf, -l1q);
+  const auto remove = remove_order_law(q, s, c);
+  const auto add = add_order_law(q, s, c);
   auto d = discretise_max_profile(remove, add, options);
   PrivacyLoss p;
   p.interval_ = options.interval;
