@@ -61,14 +61,7 @@ class CompositionRdp final : public RdpAnalysis {
   }
 
   double rdp(const Run& run, double alpha) const override {
-    const Params p = params(run);
-    double total = 0;
-    for (const auto& [z, count] : p.z_counts) {
-      const double v = div::sampled_gaussian_rdp(alpha, p.q, z, p.scheme, p.neighbours);
-      if (std::isinf(v)) return kInf;
-      total += static_cast<double>(count) * v;
-    }
-    return total;
+    return composition_rdp(params(run), alpha);
   }
 
   std::vector<Detail> details(const Run& run, const Query& query) const override {
@@ -88,6 +81,16 @@ class CompositionRdp final : public RdpAnalysis {
 // (cheap next to the divergence itself for constant schedules).
 
 }  // namespace
+
+double composition_rdp(const CompositionParams& p, double alpha) {
+  double total = 0;
+  for (const auto& [z, count] : p.z_counts) {
+    const double v = div::sampled_gaussian_rdp(alpha, p.q, z, p.scheme, p.neighbours);
+    if (std::isinf(v)) return kInf;
+    total += static_cast<double>(count) * v;
+  }
+  return total;
+}
 
 CompositionParams composition_params(const Run& run) {
   CompositionParams p;

@@ -25,4 +25,8 @@ struct CompositionParams {
 /// The parameters of an applicable run (Gaussian noise, clip or Lipschitz bound known).
 CompositionParams composition_params(const Run& run);
 
+/// The RDP of the whole sequence at order alpha: sum over the steps of the subsampled
+/// Gaussian's RDP (Mironov 2017 Prop. 1); +inf as soon as one step's is.
+double composition_rdp(const CompositionParams& p, double alpha);
+
 }  // namespace hsdp::detail

@@ -82,15 +82,7 @@ std::optional<div::Pld> composed(const Run& run) {
 // The RDP route of the same per-step mechanisms (what composition-rdp reports).
 div::RdpCurve rdp_curve(const Run& run) {
   const CompositionParams p = composition_params(run);
-  return {[p](double alpha) {
-    double total = 0;
-    for (const auto& [z, count] : p.z_counts) {
-      const double v = div::sampled_gaussian_rdp(alpha, p.q, z, p.scheme, p.neighbours);
-      if (std::isinf(v)) return kInf;
-      total += static_cast<double>(count) * v;
-    }
-    return total;
-  }};
+  return {[p](double alpha) { return composition_rdp(p, alpha); }};
 }
 
 class CompositionPld final : public Analysis {
