@@ -106,13 +106,22 @@ int run_train(const Options& o) {
   cfg["algorithm"] = train::to_string(c.algorithm);
   cfg["convention"] = to_string(r.convention);
   if (r.sigma) cfg["sigma"] = *r.sigma;
-  cfg["constraint"] = {{"kind", train::to_string(c.constraint.kind)}, {"radius", c.constraint.radius}};
+  const train::TrainConfig& used = r.config;  // with the plan's choices
+  cfg["constraint"] = {{"kind", train::to_string(used.constraint.kind)}, {"radius", used.constraint.radius}};
   cfg["constants"] = {{"record_norm_with_bias", r.constants.record_norm},
                       {"derivation", r.constants.derivation}};
   if (r.constants.lipschitz_data) cfg["constants"]["lipschitz_data"] = *r.constants.lipschitz_data;
   cfg["constants"]["smoothness"] = r.constants.smoothness();
   cfg["constants"]["strong_convexity"] = r.constants.l2;
   if (c.target_epsilon) cfg["target"] = {{"epsilon", *c.target_epsilon}, {"delta", c.delta}};
+  if (!r.plan_summary.empty()) {
+    cfg["plan"] = {{"summary", r.plan_summary}, {"chosen", r.plan_chosen}};
+    for (const auto& [sampling, std] : r.plan_candidates) cfg["plan"]["candidates"][sampling] = std;
+    cfg["plan"]["sampling"] = to_string(r.run.sampling);
+    cfg["plan"]["batch_size"] = r.run.batch_size;
+    cfg["plan"]["steps"] = r.run.steps;
+    cfg["plan"]["eta"] = r.run.eta.at(1);
+  }
   cfg["released_step"] = r.released_step;
   cfg["preprocessing"] = prep_text;
   cfg["split"] = split_text;
@@ -142,12 +151,13 @@ int run_train(const Options& o) {
   std::cout << fmt::format("split: {}\n", split_text);
   std::cout << fmt::format("preprocessing: {}\n", prep_text);
   std::cout << fmt::format("model: {} ({} parameters{}), constraint {} r = {} (diameter {})\n", train::to_string(c.loss.kind),
-                           r.model.parameters(), c.bias ? ", bias" : "", train::to_string(c.constraint.kind),
-                           show(c.constraint.radius), show(r.run.diameter));
+                           r.model.parameters(), c.bias ? ", bias" : "", train::to_string(used.constraint.kind),
+                           show(used.constraint.radius), show(r.run.diameter));
   std::cout << fmt::format("constants: {}\n", r.constants.derivation);
   std::cout << fmt::format("algorithm: {} ({} convention{}), released iterate {} of {}\n", train::to_string(c.algorithm),
                            to_string(r.convention), r.sigma ? fmt::format(", sigma = {}", show(*r.sigma)) : "",
                            r.released_step, r.run.steps);
+  if (!r.plan_summary.empty()) std::cout << fmt::format("plan: {}\n", r.plan_summary);
   std::cout << fmt::format("randomness: {}\n", doc["randomness"].get<std::string>());
   for (const auto& note : r.notes) std::cout << "note: " << note << "\n";
   if (tr.accuracy)

@@ -85,14 +85,14 @@ data::Dataset prepared(const PyTrainResult& r, const Array& X, const Array& y) {
   if (ds.d != r.result.model.d)
     fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
   train::apply_label_mapping(ds, r.label_kind, r.labels);
-  train::prepare_like(ds, {r.feature_scale, r.record_norm, ""});
+  train::prepare_like(ds, {r.feature_scale, r.record_norm, "", ""});
   return ds;
 }
 
 // The keywords of hsdp.train / hsdp.audit_mia as the library's training request.
 train::TrainSpec train_flags(const std::string& model, const std::string& algorithm, double l2,
                             double huber_smoothing, double label_bound, bool bias, double record_norm,
-                            const std::string& constraint, double radius, std::optional<std::string> sampling,
+                            const std::string& constraint, std::optional<double> radius, std::optional<std::string> sampling,
                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
                             std::optional<double> epochs, std::optional<double> eta,
                             std::optional<std::string> eta_schedule, const std::string& noise,
@@ -124,7 +124,7 @@ train::TrainSpec train_flags(const std::string& model, const std::string& algori
 
 PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& model, const std::string& algorithm,
                              double l2, double huber_smoothing, double label_bound, bool bias, double record_norm,
-                             const std::string& constraint, double radius, std::optional<std::string> sampling,
+                             const std::string& constraint, std::optional<double> radius, std::optional<std::string> sampling,
                              std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
                              std::optional<double> epochs, std::optional<double> eta,
                              std::optional<std::string> eta_schedule, const std::string& noise,
@@ -172,7 +172,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
 py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string& model,
                               const std::string& algorithm, double l2, double huber_smoothing,
                               double label_bound, bool bias, double record_norm,
-                              const std::string& constraint, double radius,
+                              const std::string& constraint, std::optional<double> radius,
                               std::optional<std::string> sampling, std::optional<std::int64_t> batch_size,
                               std::optional<std::int64_t> steps, std::optional<double> epochs,
                               std::optional<double> eta, std::optional<std::string> eta_schedule,
@@ -262,6 +262,17 @@ void bind_train(py::module_& m) {
         return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result.uses.size()), r.result.uses.data());
       }, "How often each record entered a batch.")
       .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; })
+      .def_property_readonly("plan", [](const PyTrainResult& r) -> py::object {
+        if (r.result.plan_summary.empty()) return py::none();
+        py::dict d;
+        d["summary"] = r.result.plan_summary;
+        d["chosen"] = r.result.plan_chosen;
+        py::dict candidates;
+        for (const auto& [sampling, std] : r.result.plan_candidates) candidates[py::str(sampling)] = std;
+        d["candidates"] = candidates;
+        return d;
+      }, "What the plan chose from public quantities (with a target epsilon and fields left unset), "
+         "or None: {'summary', 'chosen': the keywords it set, 'candidates': batch policy -> noise std}.")
       .def_property_readonly("account_command", [](const PyTrainResult& r) {
         return cli::command_line("account", r.result.account_request) + " --json";
       })
@@ -306,7 +317,7 @@ void bind_train(py::module_& m) {
   m.def("train", &train_like_cli, py::arg("X"), py::arg("y"), py::kw_only(), py::arg("model") = "logistic",
         py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0, py::arg("huber_smoothing") = 0.5,
         py::arg("label_bound") = 1.0, py::arg("bias") = true, py::arg("record_norm") = 1.0,
-        py::arg("constraint") = "ball", py::arg("radius") = 10.0, py::arg("sampling") = py::none(),
+        py::arg("constraint") = "ball", py::arg("radius") = py::none(), py::arg("sampling") = py::none(),
         py::arg("batch_size") = py::none(), py::arg("steps") = py::none(), py::arg("epochs") = py::none(),
         py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(), py::arg("noise") = "gaussian",
         py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
@@ -322,13 +333,15 @@ multiplied by `feature_scale` (public constants: one value, or one per feature),
 scaled to ||x|| <= record_norm (record-local, keeps privacy); predict/evaluate do the same. model: logistic | squared | huber |
 softmax; algorithm: noisy-sgd | noisy-gd | pnsgd | federated | online. Noise: sigma (the
 algorithm's paper convention), noise_std, a target epsilon (with delta) to calibrate, or
-no_noise. seed makes the run reproducible (the same seed gives the same model as the CLI's
+no_noise. With a target epsilon, the keywords left unset among sampling, batch_size,
+epochs/steps, eta and radius are planned from public quantities (n, the model's constants,
+epsilon, delta; docs/training.md "The plan"); result.plan says what and why. seed makes the run reproducible (the same seed gives the same model as the CLI's
 --seed on the same records). The result carries the privacy report of the run performed.)doc");
 
   m.def("audit_mia", &audit_mia_like_cli, py::arg("X"), py::arg("y"), py::kw_only(),
         py::arg("model") = "logistic", py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0,
         py::arg("huber_smoothing") = 0.5, py::arg("label_bound") = 1.0, py::arg("bias") = true,
-        py::arg("record_norm") = 1.0, py::arg("constraint") = "ball", py::arg("radius") = 10.0,
+        py::arg("record_norm") = 1.0, py::arg("constraint") = "ball", py::arg("radius") = py::none(),
         py::arg("sampling") = py::none(), py::arg("batch_size") = py::none(), py::arg("steps") = py::none(),
         py::arg("epochs") = py::none(), py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(),
         py::arg("noise") = "gaussian", py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(),

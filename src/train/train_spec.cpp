@@ -19,7 +19,7 @@ TrainConfig TrainSpec::resolve() const {
   c.constraint.kind = pick_choice<ConstraintKind>(
       opt("constraint"), o.constraint,
       {{"ball", ConstraintKind::ball}, {"box", ConstraintKind::box}, {"none", ConstraintKind::none}});
-  c.constraint.radius = o.radius;
+  c.constraint.radius = o.radius.value_or(10.0);
   c.constraint.validate();
   c.noise = pick_choice<NoiseKind>(opt("noise"), o.noise, {{"gaussian", NoiseKind::gaussian}, {"laplace", NoiseKind::laplace}});
   if (o.sampling) {
@@ -48,6 +48,11 @@ TrainConfig TrainSpec::resolve() const {
   c.sigma = o.sigma;
   c.noise_std = o.noise_std;
   c.clip = o.clip;
+  c.unstated = {.sampling = !o.sampling,
+                .batch_size = !o.batch_size,
+                .length = !o.epochs && !o.steps,
+                .eta = !o.eta,
+                .radius = !o.radius};
   return c;
 }
 

@@ -11,6 +11,7 @@
 
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/train/planner.hpp"
 #include "sampler.hpp"
 
 namespace hsdp::train {
@@ -247,15 +248,26 @@ Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::s
   return run;
 }
 
-TrainResult train(const data::Dataset& data, const TrainConfig& config) {
-  check_noise_choice(config);
-  check_classes(config.loss);
-  check_data(data, config.loss, config.record_norm);
+TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
+  check_noise_choice(requested);
+  check_classes(requested.loss);
+  check_data(data, requested.loss, requested.record_norm);
   const auto n = static_cast<std::int64_t>(data.n);
 
   TrainResult res;
-  res.model = LinearModel::zeros(config.loss, data.d, config.bias);
+  res.model = LinearModel::zeros(requested.loss, data.d, requested.bias);
   const std::size_t P = res.model.parameters();
+  // The plan fills what the request left unstated (public quantities only).
+  if (auto tp = plan_training(requested, n, data.d, res.model.outputs)) {
+    res.config = std::move(tp->config);
+    res.plan_summary = std::move(tp->summary);
+    res.plan_chosen = std::move(tp->chosen);
+    for (const auto& c : tp->candidates)
+      if (c.feasible) res.plan_candidates.emplace_back(std::string(to_string(c.sampling)), c.noise_std);
+  } else {
+    res.config = requested;
+  }
+  const TrainConfig& config = res.config;
   const Plan plan = make_plan(config, n, P);
   res.constants = plan.constants;
   res.convention = plan.convention;

@@ -222,8 +222,20 @@ TEST(TrainCli, FirstCommandDefaults) {
   ASSERT_EQ(r.status, 0) << r.err;
   const json out = parse(r.out);
   EXPECT_EQ(out["report"]["query"]["delta"].get<double>(), 1e-5);
-  EXPECT_LE(out["report"]["run"]["batch_size"].get<std::int64_t>(), 216 / 4);
+  // With a target the plan chooses (docs/training.md): 216 records at eps = 1 -> T = 5 full
+  // batches (l = 1), stored in the model file.
+  EXPECT_EQ(out["report"]["run"]["batch_size"].get<std::int64_t>(), 216);
+  EXPECT_EQ(out["report"]["run"]["steps"].get<std::int64_t>(), 5);
+  EXPECT_EQ(out["configuration"]["plan"]["chosen"].size(), 5u);
+  EXPECT_NE(out["configuration"]["plan"]["summary"].get<std::string>().find("T = round(n mu / (2 L eta)) = 5"),
+            std::string::npos);
   EXPECT_GT(out["test_accuracy"].get<double>(), 0.6);
+  // Without a target nothing is planned; the default batch never exceeds a quarter of n.
+  const auto fixed = run_cli("train --data " + heart + " --format libsvm --model logistic --sigma 1 --seed 1 --json");
+  ASSERT_EQ(fixed.status, 0) << fixed.err;
+  const json f = parse(fixed.out);
+  EXPECT_LE(f["report"]["run"]["batch_size"].get<std::int64_t>(), 216 / 4);
+  EXPECT_FALSE(f["configuration"].contains("plan"));
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
   ASSERT_TRUE(std::filesystem::exists(kBreastCancer)) << "run scripts/install-deps.sh (python3-sklearn)";
   const auto raw = run_cli("train --data " + kBreastCancer + " --format csv --model logistic --epsilon 1 --seed 1 --json");

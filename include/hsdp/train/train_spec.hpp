@@ -13,7 +13,9 @@ namespace hsdp::train {
 
 struct TrainSpec {
   std::string model;  ///< logistic | squared | huber | softmax
-  double l2 = 0, huber_smoothing = 0.5, label_bound = 1, record_norm = 1, radius = 10;
+  double l2 = 0, huber_smoothing = 0.5, label_bound = 1, record_norm = 1;
+  /// Default 10; with a target epsilon the plan may choose it (docs/training.md).
+  std::optional<double> radius;
   bool no_bias = false;
   std::string constraint = "ball", algorithm = "noisy-sgd", noise = "gaussian";
   std::optional<std::string> sampling, release, eta_schedule;

@@ -90,7 +90,14 @@ struct TrainConfig {
   std::function<void(std::int64_t, std::int64_t)> progress;
   /// Keep the users (record indices) of every step (for tests of the batch policies).
   bool record_batches = false;
+  /// The fields the request left unstated (TrainSpec::resolve sets them; a configuration
+  /// built by hand states everything). With a target epsilon, noisy-sgd and noisy-gd
+  /// choose them by the plan (train/planner.hpp, docs/training.md "The plan").
+  struct Unstated {
+    bool sampling = false, batch_size = false, length = false, eta = false, radius = false;
+  } unstated;
 };
+
 
 struct TrainResult {
   LinearModel model;              ///< the released iterate
@@ -111,6 +118,13 @@ struct TrainResult {
   /// The `account` request that gives the same report (same Run, same query), field by
   /// field; each front end writes it in its own terms ("same report: hsdp account --n ...").
   FieldValues account_request;
+  /// The configuration trained: `config` with the plan's choices (equal to it without a plan).
+  TrainConfig config;
+  /// What the plan chose and why (train/planner.hpp); empty without a plan.
+  std::string plan_summary;
+  /// The fields the plan chose (request names) and the batch policies it compared.
+  std::vector<std::string> plan_chosen;
+  std::vector<std::pair<std::string, double>> plan_candidates;  ///< (sampling, noise std)
 };
 
 /// Trains on `data` (labels mapped, rows within config.record_norm: check_data). Throws

@@ -1,0 +1,197 @@
+// The trainer's plan (include/hsdp/train/planner.hpp, docs/training.md "The plan").
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "hsdp/divergence/pld.hpp"
+#include "hsdp/errors.hpp"
+#include "hsdp/train/planner.hpp"
+#include "hsdp/train/train_spec.hpp"
+
+namespace {
+
+using namespace hsdp;
+using namespace hsdp::train;
+
+TrainConfig request(const std::string& model, double epsilon) {
+  TrainSpec s;
+  s.model = model;
+  TrainConfig c = s.resolve();
+  c.target_epsilon = epsilon;
+  c.delta = 1e-5;
+  return c;
+}
+
+// Binary labels on the unit sphere (records of norm 1, as the trainer's scaling leaves them).
+data::Dataset sphere(std::size_t n, std::size_t d, std::uint64_t seed) {
+  data::Dataset ds;
+  ds.n = n;
+  ds.d = d;
+  ds.x.resize(n * d);
+  ds.y.resize(n);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g;
+  for (std::size_t i = 0; i < n; ++i) {
+    double nrm = 0;
+    for (std::size_t j = 0; j < d; ++j) nrm += std::pow(ds.x[i * d + j] = g(rng), 2);
+    for (std::size_t j = 0; j < d; ++j) ds.x[i * d + j] *= 0.999 / std::sqrt(nrm);
+    ds.y[i] = ds.x[i * d] + 0.3 * g(rng) > 0 ? 1 : -1;
+  }
+  return ds;
+}
+
+// docs/privacy-utility.md's table: mu at delta = 1e-5; and the exact GDP curve (an
+// independent formula: Dong-Roth-Su Cor. 2.13 by erfc) meets delta at mu and not above.
+TEST(Planner, GdpMuMeetsTheTargetExactly) {
+  const double eps[] = {0.5, 1, 2, 4};
+  const double expected[] = {0.1422, 0.2681, 0.5016, 0.9249};
+  for (int k = 0; k < 4; ++k) {
+    const double mu = gdp_mu_for(eps[k], 1e-5);
+    EXPECT_NEAR(mu, expected[k], 1e-4) << eps[k];
+    auto delta = [&](double m) {
+      return 0.5 * std::erfc((eps[k] / m - m / 2) / std::sqrt(2.0)) -
+             std::exp(eps[k]) * 0.5 * std::erfc((eps[k] / m + m / 2) / std::sqrt(2.0));
+    };
+    EXPECT_NEAR(delta(mu), 1e-5, 1e-13);
+    EXPECT_GT(delta(mu * (1 + 1e-6)), 1e-5);
+  }
+  // Extremes: monotone in epsilon and finite from 1e-6 to 60.
+  double last = 0;
+  for (double e : {1e-6, 1e-3, 0.1, 1.0, 10.0, 50.0, 60.0}) {
+    const double mu = gdp_mu_for(e, 1e-5);
+    EXPECT_TRUE(std::isfinite(mu));
+    EXPECT_GT(mu, last) << e;
+    last = mu;
+  }
+  EXPECT_THROW(gdp_mu_for(1, 0), InvalidArgument);
+  EXPECT_THROW(gdp_mu_for(0, 1e-5), InvalidArgument);
+}
+
+// docs/privacy-utility.md: logistic 5 vs 7 (n = 12000, d = 784) at eps = 1: b = 1500, 36
+// epochs (288 steps), eta = 3.96, radius 100; both batch policies calibrated, the one with
+// less noise chosen.
+TEST(Planner, FashionMnistSizeAtEpsilonOne) {
+  const auto p = plan_training(request("logistic", 1), 12000, 784, 1);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->target_steps, 287);
+  EXPECT_EQ(p->batches_per_epoch, 8);
+  EXPECT_EQ(p->config.batch_size, 1500);
+  EXPECT_EQ(p->config.steps.value(), 288);
+  EXPECT_DOUBLE_EQ(*p->config.eta, 3.96);
+  EXPECT_DOUBLE_EQ(p->config.constraint.radius, 100);
+  ASSERT_EQ(p->candidates.size(), 2u);
+  const auto& cyc = p->candidates[0];
+  const auto& poi = p->candidates[1];
+  EXPECT_EQ(cyc.sampling, Sampling::cyclic);
+  EXPECT_EQ(poi.sampling, Sampling::poisson);
+  ASSERT_TRUE(cyc.feasible && poi.feasible);
+  EXPECT_EQ(cyc.analysis, "shifted-interpolation");
+  // Measured (docs/privacy-utility.md): cyclic 0.06459 by the last iterate.
+  EXPECT_NEAR(cyc.noise_std, 0.06459, 2e-4);
+  EXPECT_EQ(p->config.sampling, cyc.noise_std <= poi.noise_std ? Sampling::cyclic : Sampling::poisson);
+  EXPECT_EQ(p->chosen, (std::vector<std::string>{"radius", "eta", "batch_size", "epochs", "sampling"}));
+}
+
+// The first command on 200 records and on 10^6: a valid plan (b <= n, whole epochs, at most
+// 100 epochs), without touching data.
+TEST(Planner, SmallAndLargeTrainingSets) {
+  TrainConfig c = request("logistic", 1);
+  c.sampling = Sampling::poisson;
+  c.unstated.sampling = false;  // stated: no calibration here, only the rule
+  const auto small = plan_training(c, 200, 10, 1);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->target_steps, 5);  // round(200 * 0.2681 / (2 sqrt(2) 3.96)) = 5
+  EXPECT_EQ(small->config.batch_size, 200);
+  EXPECT_EQ(*small->config.steps, 5);
+
+  const auto large = plan_training(c, 1000000, 784, 1);
+  ASSERT_TRUE(large);
+  EXPECT_EQ(large->target_steps, 23932);
+  EXPECT_EQ(large->batches_per_epoch, 250);  // ceil(T/100) = 240 -> the next divisor of 10^6
+  EXPECT_EQ(large->config.batch_size, 4000);
+  EXPECT_LE(large->config.epochs, 100);
+  EXPECT_EQ(*large->config.steps, 96 * 250);
+
+  // A prime n: no divisor near l; b = floor(n / l) and T steps.
+  const auto prime = plan_training(c, 100003, 50, 1);
+  ASSERT_TRUE(prime);
+  EXPECT_LE(prime->config.batch_size, 100003);
+  EXPECT_EQ(*prime->config.steps, prime->target_steps);
+}
+
+TEST(Planner, StatedFieldsAreKeptAndNoPlanWithoutATarget) {
+  TrainConfig c = request("logistic", 1);
+  c.batch_size = 64;
+  c.unstated.batch_size = false;
+  c.sampling = Sampling::cyclic;
+  c.unstated.sampling = false;
+  c.eta = 1.0;
+  c.unstated.eta = false;
+  const auto p = plan_training(c, 12000, 784, 1);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->config.batch_size, 64);
+  EXPECT_EQ(p->config.sampling, Sampling::cyclic);
+  EXPECT_DOUBLE_EQ(*p->config.eta, 1.0);
+  EXPECT_EQ(p->target_steps, std::lround(12000 * gdp_mu_for(1, 1e-5) / (2 * std::sqrt(2.0) * 1.0)));
+  EXPECT_EQ(p->chosen, (std::vector<std::string>{"radius", "epochs"}));
+  EXPECT_TRUE(p->candidates.empty());
+
+  // A stated length keeps the default step 1/beta (the rule's eta goes with its T).
+  TrainConfig length = request("logistic", 1);
+  length.epochs = 10;
+  length.unstated.length = false;
+  const auto q = plan_training(length, 12000, 784, 1);
+  ASSERT_TRUE(q);
+  EXPECT_FALSE(q->config.eta);
+  EXPECT_EQ(std::count(q->chosen.begin(), q->chosen.end(), "eta"), 0);
+  EXPECT_DOUBLE_EQ(q->config.epochs, 10);
+
+  TrainConfig sigma = request("logistic", 1);
+  sigma.target_epsilon.reset();
+  sigma.sigma = 1;
+  EXPECT_FALSE(plan_training(sigma, 1000, 10, 1));
+  TrainConfig pnsgd = request("logistic", 1);
+  pnsgd.algorithm = Algorithm::pnsgd;
+  EXPECT_FALSE(plan_training(pnsgd, 1000, 10, 1));
+  // Squared loss: L grows with the radius, which is then not planned.
+  const auto sq = plan_training(request("squared", 1), 1000, 10, 1);
+  ASSERT_TRUE(sq);
+  EXPECT_DOUBLE_EQ(sq->config.constraint.radius, 10);
+}
+
+// release = every: composition only, which cannot amplify deterministic batches -- Poisson
+// is the only candidate; noisy-gd plans T full-batch steps.
+TEST(Planner, ReleaseEveryAndNoisyGd) {
+  TrainConfig every = request("logistic", 2);
+  every.release = Release::every;
+  const auto p = plan_training(every, 5000, 20, 1);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->candidates.size(), 1u);
+  EXPECT_EQ(p->config.sampling, Sampling::poisson);
+
+  TrainConfig gd = request("logistic", 1);
+  gd.algorithm = Algorithm::noisy_gd;
+  const auto g = plan_training(gd, 455, 30, 1);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->config.epochs, 11);  // round(455 * 0.2681 / (2 sqrt(2) 3.96))
+}
+
+// The plan reads no data: two data sets of the same shape get the same plan, and the run
+// meets the target under the accountant.
+TEST(Planner, TrainerPlansFromPublicQuantitiesOnly) {
+  TrainConfig c = request("logistic", 1);
+  c.seed = 1;
+  const TrainResult a = train::train(sphere(300, 5, 1), c);
+  const TrainResult b = train::train(sphere(300, 5, 2), c);
+  ASSERT_FALSE(a.plan_summary.empty());
+  EXPECT_EQ(a.plan_summary, b.plan_summary);
+  EXPECT_EQ(a.run.batch_size, b.run.batch_size);
+  EXPECT_EQ(a.run.steps, b.run.steps);
+  ASSERT_TRUE(a.report && a.report->best);
+  EXPECT_LE(*a.report->analyses[*a.report->best].epsilon, 1.0);
+  EXPECT_DOUBLE_EQ(a.config.constraint.radius, 100);
+}
+
+}  // namespace
