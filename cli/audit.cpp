@@ -73,11 +73,11 @@ std::function<int()> add_exact(CLI::App& parent) {
     const Run run = opt->run.to_run();
     const Query query = opt->run.to_query();
     audit::ExactOptions options;
-    options.grid = require_range("--grid", opt->grid, 65, std::int64_t{1} << 24);
-    options.pair = audit::parse_pair(opt->pair, "--pair");
+    options.grid = require_range(hsdp::opt("grid"), opt->grid, 65, std::int64_t{1} << 24);
+    options.pair = audit::parse_pair(opt->pair, hsdp::opt("pair"));
     audit::Tightness result;
     if (opt->plot || opt->csv) {
-      require_range("--points", opt->points, 1, 1000);
+      require_range(hsdp::opt("points"), opt->points, 1, 1000);
       const auto steps = audit::sweep_steps(run.steps, opt->points);
       auto points = audit::sweep(run, query, options, steps);
       // Both files are complete (temp file + rename) or absent.
@@ -102,21 +102,15 @@ std::function<int()> add_exact(CLI::App& parent) {
   };
 }
 
-// ---- audit mia: the trainer's flags (the subset that describes the training run; no test
-// split and no model file: every model is trained on all of --data and only scored).
-struct MiaFlags : TrainFlags {
+// ---- audit mia: the library's request (audit::MiaRequest: the trainer's fields, the
+// audit's options) as flags, plus where the data come from (no test split and no model
+// file: every model is trained on all of --data and only scored).
+struct MiaFlags : audit::MiaRequest {
   std::string data, format = "csv";
-  std::optional<std::string> labels_file, positive;
+  std::optional<std::string> labels_file;
   std::optional<std::size_t> label_column;
   std::vector<std::string> classes;
-  std::vector<double> feature_scale;
-  std::optional<std::int64_t> canary_index;
-  std::optional<double> epsilon;
-  double delta = 1e-5, confidence = 0.95;
-  std::int64_t trials = 200;
-  int threads = 0;
   bool json = false;
-  std::optional<std::uint64_t> seed;
 };
 
 // Progress on stderr, only when stderr is a terminal.
@@ -133,26 +127,16 @@ std::function<void(std::int64_t, std::int64_t)> training_progress_bar() {
 }
 
 int run_mia(const MiaFlags& o) {
-  train::TrainConfig c = train_config(o);  // the trainer's defaults (hsdp train)
-  c.target_epsilon = o.epsilon;
-  if (!o.sigma && !o.noise_std && !o.epsilon)
-    fail("--sigma", "(missing)", "one of --sigma, --noise-std or a target --epsilon (with --delta)");
-  c.delta = require_open("--delta", o.delta, 0.0, 1.0);
-  audit::MiaOptions mo;
-  mo.trials = require_range("--trials", o.trials, 4, std::int64_t{1} << 24);
-  mo.delta = o.delta;
-  mo.confidence = require_open("--confidence", o.confidence, 0.0, 1.0);
-  mo.seed = o.seed;
-  mo.canary_index = o.canary_index;
-  mo.threads = static_cast<int>(require_range("--threads", o.threads, 0, 4096));
-  mo.progress = o.json ? nullptr : training_progress_bar();
+  audit::MiaSetup setup = o.resolve();  // every option checked before the data are read
+  setup.options.progress = o.json ? nullptr : training_progress_bar();
 
-  // ---- data, prepared as hsdp train prepares it
+  // ---- data, prepared as hsdp train prepares it (audit::run_mia)
   data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, 0});
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
-  const std::string prep = train::prepare(d, c, o.positive, o.feature_scale).description;
-
-  const audit::MiaResult r = audit::mia(d, c, mo);
+  const audit::MiaAudit done = audit::run_mia(d, setup);
+  const audit::MiaResult& r = done.result;
+  const std::string& prep = done.preparation.description;
+  const train::TrainConfig& c = setup.config;
   if (o.json) {
     nlohmann::json j = audit::to_json(r);
     j["data"] = {{"file", o.data}, {"records", d.n}, {"features", d.d}, {"preprocessing", prep},

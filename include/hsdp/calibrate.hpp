@@ -1,23 +1,34 @@
 // Calibration: solve for one free parameter of a run given the rest and a target
-// (epsilon, delta) -- the smallest noise, the largest number of steps, or the largest
-// batch (sampling rate b/n) -- using, at every candidate, the tightest valid upper bound
-// among the analyses that apply (the accountant's envelope).
+// (epsilon, delta), using, at every candidate, the tightest valid upper bound among the
+// analyses that apply (the accountant's envelope).
 //
-// The solver does not assume that this envelope is monotone in the free parameter
+// One generic solver, calibrate_parameter, works on any parameter x -> Run described by a
+// CalibrationAdapter (its domain, search limits and the direction in which privacy moves);
+// the three parameters of `hsdp calibrate` -- the smallest noise, the largest number of
+// steps, the largest batch (sampling rate b/n) -- are adapters over it
+// (calibration_adapter), and calibrate() adds their texts.
+//
+// The solver does not assume more than the domain allows. A continuous parameter is
+// searched in log scale: the bracket grows by factors of 4 from the starting point, then
+// is bisected (the analyses are monotone in the noise, but that is checked at the
+// bracket's ends, not assumed). An integer parameter may have a non-monotone envelope
 // (last-iterate bounds plateau in the number of steps; analyses switch on and off, e.g.
-// the one-pass contraction bounds stop applying once steps x batch > n). It scans a
-// geometric grid with the applicability boundaries added, brackets the last change from
-// "meets the target" to "does not", bisects that bracket, and re-evaluates the returned
-// value with the full accountant: the value returned always meets the target (it is
-// never rounded to the infeasible side). Infeasible targets are a result with a reason,
-// not an error.
+// the one-pass contraction bounds stop applying once steps x batch > n): the solver scans
+// a geometric grid with the given special points added, brackets the last change from
+// "meets the target" to "does not", and bisects that bracket to the exact boundary. The
+// value found is re-evaluated with the full accountant and moved towards the private side
+// until that check passes too: the value returned always meets the target (it is never
+// rounded to the infeasible side). Infeasible targets are a result with a reason, not an
+// error.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <functional>
 #include <string_view>
+#include <vector>
 
 #include "hsdp/errors.hpp"
 #include "hsdp/accountant.hpp"
@@ -26,6 +37,93 @@
 #include "hsdp/run_spec.hpp"
 
 namespace hsdp {
+
+// ---- The generic solver: one free parameter x of a run.
+
+/// The values a parameter takes.
+enum class ParameterDomain {
+  continuous,  ///< real x > 0, searched in log scale to a relative tolerance
+  integer,     ///< integer x, solved exactly (the boundary value and its neighbour)
+};
+
+/// How privacy moves with the parameter, i.e. which end of the feasible set is wanted.
+enum class PrivacyDirection {
+  /// A larger x is more private (the noise): the SMALLEST x meeting the target is returned.
+  larger_is_more_private,
+  /// A larger x is less private (steps, batch size, step size, clip norm): the LARGEST x
+  /// meeting the target is returned.
+  larger_is_less_private,
+};
+
+/// A free parameter x of a run, as the generic solver sees it (the role of dp_accounting's
+/// make_event_from_param, bracket and discrete flag in mechanism_calibration).
+struct CalibrationAdapter {
+  /// How results name x ("noise_std", "steps", "clip", ...).
+  std::string name;
+  ParameterDomain domain = ParameterDomain::continuous;
+  PrivacyDirection direction = PrivacyDirection::larger_is_more_private;
+  /// Search limits, both included: continuous 0 < lower < upper < inf; integer
+  /// 1 <= lower <= upper <= 2^53 (lower == upper allowed). The answer lies in them.
+  double lower = 0.0, upper = 0.0;
+  /// Continuous: the first candidate (clamped to the limits; default: the geometric mean of
+  /// the limits). make(start) must give a valid run (it is validated). Unused for integers.
+  std::optional<double> start;
+  /// Integer: points evaluated besides the grid (powers of two from 1, and both limits):
+  /// where an analysis starts or stops applying, the current value. Points outside the
+  /// limits are ignored. Unused for continuous parameters.
+  std::vector<std::int64_t> special_points;
+  /// The run at x (for an integer parameter x is a whole number). Called from the calling
+  /// thread only.
+  std::function<Run(double x)> make;
+};
+
+/// How the solver searches.
+struct CalibrationSearch {
+  /// The analyses whose envelope is used (all of them when empty).
+  std::span<const AnalysisPtr> analyses = {};
+  /// Continuous: relative width of the final bracket (the returned x is at most this far
+  /// from the boundary, on the private side); in (0, 0.5).
+  double relative_tolerance = 1e-4;
+};
+
+/// What the generic solver found.
+struct ParameterSolution {
+  bool feasible = false;
+  /// Why no value is returned (empty when feasible): nothing within the limits meets the
+  /// target (then `at_private_limit` holds the accountant at the most private limit), or
+  /// the full accountant did not confirm the envelope's boundary.
+  std::string reason;
+  std::optional<Report> at_private_limit;
+  /// x: continuous values are rounded to 10 significant digits towards the private side
+  /// (what is printed is what was verified); integers exactly.
+  double value = 0.0;
+  Run run;        ///< make(value)
+  Report report;  ///< the accountant at `run`, epsilon at the target delta
+  std::string achieved_name;  ///< the report's best analysis
+  double achieved_epsilon = 0.0, achieved_delta = 0.0;
+  /// The target holds at the least private search limit (lower for larger_is_more_private,
+  /// upper otherwise): the boundary lies beyond the limits, `value` is that limit (or next
+  /// to it, if the full accountant disagreed there).
+  bool at_limit = false;
+  /// Integer, at_limit: the grid point closest to the most private limit from which every
+  /// grid point up to the least private limit meets the target.
+  std::int64_t holds_from = 0;
+  /// Integer, not at_limit: the search bisected to a boundary: `value` meets the target
+  /// and its neighbour on the less private side does not.
+  bool exact_boundary = false;
+  int evaluations = 0;  ///< envelope evaluations used by the search
+  std::string note;     ///< a remark in the adapter's terms (the value sits at a limit, ...)
+};
+
+/// The generic solver: the least private x within the adapter's limits that meets the
+/// target (epsilon >= 0 finite, 0 < delta < 1), on the envelope of `search.analyses`, then
+/// re-evaluated by the full accountant. Throws InvalidArgument naming the bad argument
+/// (epsilon, delta, relative_tolerance, lower, upper, start, make); an unreachable target
+/// is a result with feasible = false.
+ParameterSolution calibrate_parameter(const CalibrationAdapter& adapter, double epsilon, double delta,
+                                      const CalibrationSearch& search = {});
+
+// ---- The parameters of `hsdp calibrate`: adapters over the generic solver.
 
 /// The free parameter.
 enum class CalibrationParameter {
@@ -82,6 +180,16 @@ struct CalibrationResult {
   int evaluations = 0;  ///< envelope evaluations used by the search
   std::string note;     ///< remarks on the search (e.g. the value sits at a search limit)
 };
+
+/// The adapter of `which` for `base` (validated as calibrate() validates them): noise
+/// (continuous, larger is more private, limits noise_min..noise_max around the base value,
+/// in the units of options.noise), steps (integer, larger is less private, 1..max_steps,
+/// special points one pass n / b, T = n and the given T), sampling-rate (the batch b,
+/// integer, larger is less private, 1..n, special points one pass n / T and the given b).
+/// Its make() substitutes x, regenerates the step sizes when T changes and recomputes the
+/// noise std from the value in its units (it depends on eta_t and b).
+CalibrationAdapter calibration_adapter(const Run& base, CalibrationParameter which,
+                                       const CalibrationOptions& options = {});
 
 /// Solves for `which` given the rest of `base` and the target (epsilon >= 0, finite;
 /// 0 < delta < 1). `base` must validate (for steps/sampling-rate its current T or b is

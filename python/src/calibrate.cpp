@@ -33,6 +33,40 @@ CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_
   return calibrate(p.base, p.which, p.epsilon, p.delta, p.options);
 }
 
+// hsdp.calibrate_parameter: the generic solver on a Python function x -> hsdp.Run. The
+// function is called with the GIL held (the search is serial).
+ParameterSolution calibrate_parameter_py(const py::function& make, double epsilon, double delta, double lower,
+                                         double upper, const std::string& domain_text,
+                                         const std::string& direction_text, std::optional<double> start,
+                                         std::vector<std::int64_t> special_points, const std::string& name,
+                                         const std::optional<std::vector<std::string>>& analyses,
+                                         double relative_tolerance) {
+  CalibrationAdapter a;
+  a.name = name;
+  a.domain = pick_choice<ParameterDomain>(opt("domain"), domain_text,
+                                          {{"continuous", ParameterDomain::continuous},
+                                           {"integer", ParameterDomain::integer}});
+  a.direction = pick_choice<PrivacyDirection>(
+      opt("direction"), direction_text,
+      {{"larger-is-more-private", PrivacyDirection::larger_is_more_private},
+       {"larger-is-less-private", PrivacyDirection::larger_is_less_private}});
+  a.lower = lower;
+  a.upper = upper;
+  a.start = start;
+  a.special_points = std::move(special_points);
+  const bool integer = a.domain == ParameterDomain::integer;
+  a.make = [make, integer](double x) -> Run {
+    const py::object r = integer ? make(py::int_(static_cast<std::int64_t>(x))) : make(py::float_(x));
+    if (!py::isinstance<PyRun>(r))
+      fail(opt("make"), std::string(py::str(py::type::of(r).attr("__name__"))), "a function returning an hsdp.Run");
+    return r.cast<const PyRun&>().run;
+  };
+  std::vector<AnalysisPtr> chosen;
+  if (analyses)
+    for (const auto& n : *analyses) chosen.push_back(find_analysis(n));
+  return calibrate_parameter(a, epsilon, delta, {chosen, relative_tolerance});
+}
+
 }  // namespace
 
 void bind_calibrate(py::module_& m) {
@@ -62,6 +96,44 @@ void bind_calibrate(py::module_& m) {
         return "<hsdp.CalibrationResult " + r.name + "=" + show(r.value) + " achieved epsilon=" +
                show(r.achieved_epsilon) + " (" + r.achieved_name + ")>";
       });
+
+  py::class_<ParameterSolution>(m, "ParameterSolution", "The solution of hsdp.calibrate_parameter.")
+      .def_readonly("feasible", &ParameterSolution::feasible)
+      .def_readonly("reason", &ParameterSolution::reason, "Why no value is returned ('' when feasible).")
+      .def_readonly("value", &ParameterSolution::value,
+                    "x: continuous values rounded to 10 significant digits towards the private side.")
+      .def_property_readonly("run", [](const ParameterSolution& r) { return PyRun{r.run, std::nullopt}; },
+                             "make(value).")
+      .def_readonly("report", &ParameterSolution::report, "The accountant at `run` (epsilon at the target delta).")
+      .def_readonly("achieved_name", &ParameterSolution::achieved_name)
+      .def_readonly("achieved_epsilon", &ParameterSolution::achieved_epsilon)
+      .def_readonly("achieved_delta", &ParameterSolution::achieved_delta)
+      .def_readonly("at_limit", &ParameterSolution::at_limit,
+                    "The target holds at the least private search limit (the boundary lies beyond it).")
+      .def_readonly("exact_boundary", &ParameterSolution::exact_boundary,
+                    "Integer: value meets the target and its less private neighbour does not.")
+      .def_readonly("evaluations", &ParameterSolution::evaluations)
+      .def_readonly("note", &ParameterSolution::note)
+      .def("__repr__", [](const ParameterSolution& r) {
+        if (!r.feasible) return "<hsdp.ParameterSolution infeasible: " + r.reason + ">";
+        return "<hsdp.ParameterSolution value=" + show(r.value) + " achieved epsilon=" + show(r.achieved_epsilon) +
+               " (" + r.achieved_name + ")>";
+      });
+
+  m.def("calibrate_parameter", &calibrate_parameter_py, py::arg("make"), py::kw_only(), py::arg("epsilon"),
+        py::arg("delta"), py::arg("lower"), py::arg("upper"), py::arg("domain") = "continuous",
+        py::arg("direction") = "larger-is-more-private", py::arg("start") = py::none(),
+        py::arg("special_points") = std::vector<std::int64_t>{}, py::arg("name") = "x",
+        py::arg("analyses") = py::none(), py::arg("relative_tolerance") = 1e-4,
+        R"doc(Calibrate any parameter x of a run: `make(x)` returns the hsdp.Run at x (x a float, or an
+int when domain="integer"). Returns the least private x in [lower, upper] whose run meets
+(epsilon, delta) on the tightest applicable analysis (of `analyses`, default all), re-checked by
+the full accountant: the smallest x when direction="larger-is-more-private" (like the noise),
+the largest when "larger-is-less-private" (like steps, batch size, step size or clip norm).
+continuous: log-scale bracket and bisection to `relative_tolerance`, the value rounded to 10
+significant digits towards the private side; integer: a grid of powers of two plus
+`special_points` (the feasible set need not be an interval), then an exact boundary. An
+unreachable target is a result with feasible == False and a reason.)doc");
 
   m.def("calibrate", &calibrate_like_cli, py::arg("run"), py::arg("parameter") = "noise", py::kw_only(),
         py::arg("epsilon"), py::arg("delta"), py::arg("noise_unit") = py::none(),

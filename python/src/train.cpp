@@ -166,9 +166,10 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   return out;
 }
 
-// hsdp.audit_mia: `hsdp audit mia` on numpy arrays. The records are prepared as for
-// hsdp.train (labels mapped, public feature constants, rows scaled to the record norm); the
-// 2N trainings run without the GIL. Returns the same JSON document as the command.
+// hsdp.audit_mia: `hsdp audit mia` on numpy arrays, by the same library request
+// (audit::MiaRequest, audit::run_mia). The records are prepared as for hsdp.train (labels
+// mapped, public feature constants, rows scaled to the record norm); the preparation and
+// the 2N trainings run without the GIL. Returns the same JSON document as the command.
 py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string& model,
                               const std::string& algorithm, double l2, double huber_smoothing,
                               double label_bound, bool bias, double record_norm,
@@ -183,31 +184,28 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
                               std::vector<double> feature_scale, std::int64_t trials, double confidence,
                               std::optional<std::uint64_t> seed, std::optional<std::int64_t> canary_index,
                               int threads) {
-  const train::TrainSpec f =
+  // The library's request (audit::MiaRequest), checked as `hsdp audit mia` checks it.
+  audit::MiaRequest request;
+  static_cast<train::TrainSpec&>(request) =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
                   std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
                   noise_std, std::move(release), clip);
-  train::TrainConfig c = f.resolve();
-  c.target_epsilon = epsilon;
-  if (!sigma && !noise_std && !epsilon)
-    fail(opt("sigma"), "(missing)",
-         fmt::format("one of {}, {} or a target {} (with {})", error_field("sigma"), error_field("noise_std"),
-                     error_field("epsilon"), error_field("delta")));
-  c.delta = require_open(opt("delta"), delta, 0.0, 1.0);
-  audit::MiaOptions mo;
-  mo.trials = require_range(opt("trials"), trials, 4, std::int64_t{1} << 24);
-  mo.delta = delta;
-  mo.confidence = require_open(opt("confidence"), confidence, 0.0, 1.0);
-  mo.seed = seed;
-  mo.canary_index = canary_index;
-  mo.threads = static_cast<int>(require_range(opt("threads"), threads, 0, 4096));
+  request.epsilon = epsilon;
+  request.delta = delta;
+  request.confidence = confidence;
+  request.trials = trials;
+  request.threads = threads;
+  request.seed = seed;
+  request.canary_index = canary_index;
+  request.positive = std::move(positive);
+  request.feature_scale = std::move(feature_scale);
+  const audit::MiaSetup setup = request.resolve();
 
   data::Dataset ds = dataset_from(X, y, "X", "y");
-  train::prepare(ds, c, positive, feature_scale);
   nlohmann::json j;
   {
     py::gil_scoped_release release_gil;
-    j = audit::to_json(audit::mia(ds, c, mo));
+    j = audit::to_json(audit::run_mia(ds, setup).result);
   }
   return to_python(j);
 }

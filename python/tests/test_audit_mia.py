@@ -46,3 +46,21 @@ def test_audit_mia_bad_input_is_value_error(subset):
         hsdp.audit_mia(X, y, sigma=1.0, trials=2)
     with pytest.raises(ValueError, match="^sigma = "):
         hsdp.audit_mia(X, y, trials=10)
+
+
+def test_audit_mia_request_names_keywords(subset):
+    # One library request (audit::MiaRequest) checks the options for the command and for
+    # Python; Python's messages name the keyword, never the command's flag.
+    X, y = subset
+    for kwargs, keyword in ((dict(trials=1), "trials"), (dict(trials=2**24 + 1), "trials"),
+                            (dict(confidence=1.0), "confidence"), (dict(threads=-1), "threads"),
+                            (dict(delta=0.0), "delta")):
+        with pytest.raises(ValueError) as info:
+            hsdp.audit_mia(X, y, sigma=1.0, **kwargs)
+        message = str(info.value)
+        assert message.startswith(f"{keyword} = "), message
+        assert "--" not in message, message
+    with pytest.raises(ValueError) as info:
+        hsdp.audit_mia(X, y, trials=10)
+    assert str(info.value) == ("sigma = (missing): must be one of sigma, noise_std or a target "
+                               "epsilon (with delta)")

@@ -1,17 +1,21 @@
-// Calibration (include/hsdp/calibrate.hpp). The search runs on the accountant's envelope:
-// a candidate meets the target (epsilon, delta) when some applicable upper-bound analysis
-// certifies delta(epsilon) <= delta (one evaluation of log_delta per analysis, no root
-// finding). The returned value is then re-evaluated with the full accountant (epsilon at
-// the target delta, rounded up) and moved towards the safe side until that check passes
-// too, so the reported guarantee always meets the target.
+// Calibration (include/hsdp/calibrate.hpp): one generic solver over a parameter x -> Run
+// (calibrate_parameter), the adapters of noise, steps and sampling rate over it
+// (calibration_adapter), and their texts (calibrate). The search runs on the accountant's
+// envelope: a candidate meets the target (epsilon, delta) when some applicable upper-bound
+// analysis certifies delta(epsilon) <= delta (one evaluation of log_delta per analysis, no
+// root finding). The returned value is then re-evaluated with the full accountant
+// (epsilon at the target delta, rounded up) and moved towards the safe side until that
+// check passes too, so the reported guarantee always meets the target.
 #include "hsdp/calibrate.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
@@ -37,8 +41,6 @@ CalibrationParameter parse_calibration_parameter(std::string_view text, const Pa
 }
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Builds the candidate runs: the base run with (noise value, steps, batch) substituted,
 /// the step sizes regenerated when T changes and the noise std recomputed from the value
@@ -103,7 +105,24 @@ std::string describe_best(const Report& r) {
   return fmt::format("the tightest bound, {}, gives epsilon = {:.10g}", b.name, *b.epsilon);
 }
 
-void fill_achieved(CalibrationResult& out, Report report) {
+constexpr const char* kNotConfirmed = "the re-evaluation by the accountant did not confirm the solver's boundary";
+
+/// Rounds down to 10 significant digits (the mirror of round_up without its inflation: a
+/// parameter value, not an evaluated bound). 0 and +-inf are kept.
+double round_down(double value) {
+  if (value == 0.0 || std::isinf(value)) return value;
+  const int exponent = static_cast<int>(std::floor(std::log10(value)));
+  const long double scale = std::pow(10.0L, 9 - exponent);
+  double rounded = static_cast<double>(std::floor(static_cast<long double>(value) * scale) / scale);
+  while (rounded > value) rounded = std::nextafter(rounded, -std::numeric_limits<double>::infinity());
+  return rounded;
+}
+
+/// Accepts `run` (verified by the full accountant) as the solution at x.
+void accept(ParameterSolution& out, double x, Run run, Report report) {
+  out.feasible = true;
+  out.value = x;
+  out.run = std::move(run);
   const auto& b = report.analyses[*report.best];
   out.achieved_name = b.name;
   out.achieved_epsilon = *b.epsilon;
@@ -111,167 +130,199 @@ void fill_achieved(CalibrationResult& out, Report report) {
   out.report = std::move(report);
 }
 
-// ---- noise: the smallest value in [lo_limit, hi_limit] (more noise never hurts any of
-// the analyses, but that is checked, not assumed: the bracket's ends are evaluated).
-void solve_noise(CalibrationResult& out, const Builder& b, Envelope& env, double start,
-                 double lo_limit, double hi_limit, double tol) {
-  auto meets = [&](double v) { return env.meets(b.make(v, b.base.steps, b.base.batch_size)); };
-  double lo = 0, hi = 0;  // lo fails, hi meets
-  double x = std::clamp(start, lo_limit, hi_limit);
-  bool at_lower_limit = false;
-  if (meets(x)) {
-    hi = x;
-    for (;;) {
-      if (hi <= lo_limit) {
-        at_lower_limit = true;
-        break;
-      }
-      const double next = std::max(lo_limit, hi / 4);
-      if (!meets(next)) {
-        lo = next;
-        break;
-      }
-      hi = next;
-    }
-  } else {
-    lo = x;
-    for (;;) {
-      if (lo >= hi_limit) {
-        const Report r = env.report(b.make(hi_limit, b.base.steps, b.base.batch_size));
-        out.reason = r.best ? fmt::format("no noise up to the search limit {} = {} meets the "
-                                          "target ({})",
-                                          out.name, show(hi_limit), describe_best(r))
-                            : std::string("no upper-bound analysis applies to this run (`hsdp "
-                                          "account` gives each analysis' reason)");
-        return;
-      }
-      const double next = std::min(hi_limit, lo * 4);
-      if (meets(next)) {
-        hi = next;
-        break;
-      }
-      lo = next;
-    }
-  }
-  // Bisection in log scale on [lo, hi] down to hi / lo <= 1 + tol; hi always meets.
-  while (!at_lower_limit && hi / lo - 1 > tol) {
-    const double mid = std::sqrt(lo * hi);
-    if (!(mid > lo && mid < hi)) break;
-    (meets(mid) ? hi : lo) = mid;
-  }
-  // Re-evaluate with the full accountant; nudge up within the tolerance if its epsilon
-  // (the root finder's conservative end) lands a hair above the target.
-  // The value is rounded up to 10 significant digits (more noise, the safe side) so that
-  // the number printed is the number verified.
-  for (int i = 0; i < 64 && hi <= hi_limit; ++i) {
-    hi = round_up(hi);
-    Run run = b.make(hi, b.base.steps, b.base.batch_size);
-    Report r = env.report(run);
-    if (env.verified(r)) {
-      out.feasible = true;
-      out.value = hi;
-      out.run = std::move(run);
-      fill_achieved(out, std::move(r));
-      if (at_lower_limit)
-        out.note = fmt::format("the target holds down to the lower search limit {} = {}", out.name,
-                               show(lo_limit));
-      return;
-    }
-    hi *= 1 + std::max(tol, 1e-9);
-  }
-  out.reason = "the re-evaluation by the accountant did not confirm the solver's boundary";
+/// Nothing within the limits meets the target: the accountant at the most private limit.
+/// `scope` says what was searched ("up to the search limit").
+void infeasible(ParameterSolution& out, const CalibrationAdapter& a, Envelope& env, double private_limit,
+                std::string_view scope) {
+  Report r = env.report(a.make(private_limit));
+  out.reason = r.best ? fmt::format("no {} {} meets the target (at {} = {}, {})", a.name, scope, a.name,
+                                    show(private_limit), describe_best(r))
+                      : fmt::format("no upper-bound analysis applies at {} = {}", a.name, show(private_limit));
+  out.at_private_limit = std::move(r);
 }
 
-// ---- integers (steps, batch size): the largest value in [1, limit] meeting the target.
-// The envelope need not be monotone (analyses apply only on some ranges; last-iterate
-// bounds plateau), so: evaluate a geometric grid plus the given special points (where an
-// analysis starts or stops applying), take the largest point that meets the target, and
-// bisect between it and the next grid point (which fails) to an exact boundary: the value
-// returned meets the target and value + 1 does not (or value = limit).
-struct IntegerSolution {
-  std::int64_t value = 0;  // 0: no grid point meets the target
-  bool at_limit = false;
-  /// When at_limit: the smallest grid point from which every grid point up to the limit
-  /// meets the target.
-  std::int64_t holds_from = 0;
-  std::int64_t first_failing_grid = 0;  // the grid point above value (fails), if any
-};
+// ---- continuous: log-scale bracket grown by factors of 4 from the start, then bisection
+// (the analyses are monotone in the noise, but that is checked, not assumed: the
+// bracket's ends are evaluated).
+void solve_continuous(ParameterSolution& out, const CalibrationAdapter& a, Envelope& env, double tol) {
+  const bool up = a.direction == PrivacyDirection::larger_is_more_private;  // the private side is up
+  auto meets = [&](double x) { return env.meets(a.make(x)); };
+  auto toward_public = [&](double x) { return up ? std::max(a.lower, x / 4) : std::min(a.upper, x * 4); };
+  auto toward_private = [&](double x) { return up ? std::min(a.upper, x * 4) : std::max(a.lower, x / 4); };
+  auto at_public_limit = [&](double x) { return up ? x <= a.lower : x >= a.upper; };
+  auto at_private_limit = [&](double x) { return up ? x >= a.upper : x <= a.lower; };
+  double bad = 0, ok = 0;  // bad fails, ok meets
+  const double x = std::clamp(a.start.value_or(std::sqrt(a.lower) * std::sqrt(a.upper)), a.lower, a.upper);
+  a.make(x).validate();
+  if (meets(x)) {
+    ok = x;
+    for (;;) {
+      if (at_public_limit(ok)) {
+        out.at_limit = true;
+        break;
+      }
+      const double next = toward_public(ok);
+      if (!meets(next)) {
+        bad = next;
+        break;
+      }
+      ok = next;
+    }
+  } else {
+    bad = x;
+    for (;;) {
+      if (at_private_limit(bad)) {
+        infeasible(out, a, env, up ? a.upper : a.lower, up ? "up to the search limit" : "down to the search limit");
+        return;
+      }
+      const double next = toward_private(bad);
+      if (meets(next)) {
+        ok = next;
+        break;
+      }
+      bad = next;
+    }
+  }
+  // Bisection in log scale down to a relative bracket width <= tol; ok always meets.
+  while (!out.at_limit && (up ? ok / bad : bad / ok) - 1 > tol) {
+    const double mid = std::sqrt(ok * bad);
+    if (!(up ? mid > bad && mid < ok : mid > ok && mid < bad)) break;
+    (meets(mid) ? ok : bad) = mid;
+  }
+  // Re-evaluate with the full accountant; move towards the private side within the
+  // tolerance if its epsilon (the root finder's conservative end) lands a hair above the
+  // target. The value is rounded to 10 significant digits towards the private side so
+  // that the number printed is the number verified.
+  const double factor = 1 + std::max(tol, 1e-9);
+  for (int i = 0; i < 64 && (up ? ok <= a.upper : ok >= a.lower); ++i) {
+    ok = up ? round_up(ok) : round_down(ok);
+    Run run = a.make(ok);
+    Report r = env.report(run);
+    if (env.verified(r)) {
+      accept(out, ok, std::move(run), std::move(r));
+      if (out.at_limit)
+        out.note = up ? fmt::format("the target holds down to the lower search limit {} = {}", a.name, show(a.lower))
+                      : fmt::format("the target holds up to the upper search limit {} = {}", a.name, show(a.upper));
+      return;
+    }
+    ok = up ? ok * factor : ok / factor;
+  }
+  out.reason = kNotConfirmed;
+}
 
-IntegerSolution solve_integer(const std::function<bool(std::int64_t)>& meets, std::int64_t limit,
-                              std::vector<std::int64_t> special) {
-  std::vector<std::int64_t> grid = std::move(special);
-  for (std::int64_t g = 1; g < limit; g *= 2) grid.push_back(g);
-  grid.push_back(limit);
-  std::erase_if(grid, [&](std::int64_t g) { return g < 1 || g > limit; });
+// ---- integers: the envelope need not be monotone (analyses apply only on some ranges;
+// last-iterate bounds plateau), so: evaluate a geometric grid plus the special points
+// (where an analysis starts or stops applying), take the least private point that meets
+// the target, and bisect between it and its neighbour on the grid (which fails) to an
+// exact boundary; then re-evaluate with the accountant, stepping towards the private side
+// while the full check disagrees with the envelope (a boundary within rounding).
+void solve_integer(ParameterSolution& out, const CalibrationAdapter& a, Envelope& env) {
+  const bool up = a.direction == PrivacyDirection::larger_is_more_private;
+  const auto lo = static_cast<std::int64_t>(a.lower), hi = static_cast<std::int64_t>(a.upper);
+  auto meets = [&](std::int64_t x) { return env.meets(a.make(static_cast<double>(x))); };
+  std::vector<std::int64_t> grid = a.special_points;
+  for (std::int64_t g = 1; g < hi; g *= 2) grid.push_back(g);
+  grid.push_back(hi);
+  grid.push_back(lo);
+  std::erase_if(grid, [&](std::int64_t g) { return g < lo || g > hi; });
   std::sort(grid.begin(), grid.end());
   grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
   // Every grid point is evaluated: the feasible set need not be an interval.
   std::vector<char> ok(grid.size());
   for (std::size_t k = 0; k < grid.size(); ++k) ok[k] = meets(grid[k]);
-  IntegerSolution s;
-  std::size_t k = grid.size();
-  while (k > 0 && !ok[k - 1]) --k;
-  if (k == 0) return s;
-  std::int64_t lo = grid[k - 1];
-  if (k == grid.size()) {
-    s.value = lo;
-    s.at_limit = true;
-    std::size_t j = k - 1;
-    while (j > 0 && ok[j - 1]) --j;
-    s.holds_from = grid[j];
-    return s;
+  const std::size_t m = grid.size();
+  // Walk the grid from the least private end (index i counts from that end).
+  auto at = [&](std::size_t i) { return up ? i : m - 1 - i; };
+  std::size_t i = 0;
+  while (i < m && !ok[at(i)]) ++i;
+  if (i == m) {
+    infeasible(out, a, env, static_cast<double>(up ? hi : lo),
+               fmt::format("in [{}, {}] (every grid point checked fails)", lo, hi));
+    return;
   }
-  std::int64_t hi = grid[k];  // fails
-  s.first_failing_grid = hi;
-  while (hi - lo > 1) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    (meets(mid) ? lo : hi) = mid;
+  std::int64_t value = grid[at(i)];
+  if (i == 0) {
+    out.at_limit = true;
+    std::size_t j = 0;
+    while (j + 1 < m && ok[at(j + 1)]) ++j;
+    out.holds_from = grid[at(j)];
+  } else {
+    std::int64_t good = value, fails = grid[at(i - 1)];
+    while (std::abs(fails - good) > 1) {
+      const std::int64_t mid = std::min(good, fails) + std::abs(fails - good) / 2;
+      (meets(mid) ? good : fails) = mid;
+    }
+    value = good;
+    out.exact_boundary = true;
   }
-  s.value = lo;
-  return s;
-}
-
-/// Shared tail of the integer solvers: re-evaluate with the accountant, stepping down
-/// while the full check disagrees with the envelope (a boundary within rounding).
-bool verify_integer(CalibrationResult& out, Envelope& env, std::int64_t value,
-                    const std::function<Run(std::int64_t)>& make) {
-  for (int i = 0; i < 64 && value >= 1; ++i, --value) {
-    Run run = make(value);
+  for (int k = 0; k < 64 && value >= lo && value <= hi; ++k, value += up ? 1 : -1) {
+    Run run = a.make(static_cast<double>(value));
     Report r = env.report(run);
     if (env.verified(r)) {
-      out.feasible = true;
-      out.value = static_cast<double>(value);
-      out.run = std::move(run);
-      fill_achieved(out, std::move(r));
-      return true;
+      accept(out, static_cast<double>(value), std::move(run), std::move(r));
+      const std::int64_t limit = up ? lo : hi;
+      if (out.at_limit && value == limit)
+        out.note = fmt::format("the target holds at the search limit {} = {} and at every grid point checked from "
+                               "{} = {} to it",
+                               a.name, limit, a.name, out.holds_from);
+      else if (out.exact_boundary)
+        out.note = fmt::format("{} = {} meets the target and {} = {} does not", a.name, value, a.name,
+                               up ? value - 1 : value + 1);
+      return;
     }
   }
-  out.reason = "the re-evaluation by the accountant did not confirm the solver's boundary";
-  return false;
+  out.reason = kNotConfirmed;
 }
 
 }  // namespace
 
-CalibrationResult calibrate(const Run& base, CalibrationParameter which, double epsilon,
-                            double delta, const CalibrationOptions& options) {
-  base.validate();
+ParameterSolution calibrate_parameter(const CalibrationAdapter& adapter, double epsilon, double delta,
+                                      const CalibrationSearch& search) {
   require_nonnegative("epsilon", epsilon);
   require_open("delta", delta, 0.0, 1.0);
-  require_open("relative_tolerance", options.relative_tolerance, 0.0, 0.5);
-  require_range("max_steps", options.max_steps, 1, std::int64_t{1} << 53);
+  require_open("relative_tolerance", search.relative_tolerance, 0.0, 0.5);
+  if (!adapter.make) fail("make", "(empty)", "a function from the parameter to a run");
+  if (adapter.domain == ParameterDomain::continuous) {
+    require_positive("lower", adapter.lower);
+    require_positive("upper", adapter.upper);
+    if (!(adapter.lower < adapter.upper))
+      fail("lower", adapter.lower, fmt::format("< upper = {}", show(adapter.upper)));
+    if (adapter.start) require_positive("start", *adapter.start);
+  } else {
+    constexpr double kMax = 9007199254740992.0;  // 2^53: every integer up to it is a double
+    require_closed("lower", adapter.lower, 1.0, kMax);
+    require_closed("upper", adapter.upper, adapter.lower, kMax);
+    if (adapter.lower != std::floor(adapter.lower)) fail("lower", adapter.lower, "a whole number");
+    if (adapter.upper != std::floor(adapter.upper)) fail("upper", adapter.upper, "a whole number");
+  }
+  const std::span<const AnalysisPtr> analyses =
+      search.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses()) : search.analyses;
+  Envelope env(analyses, epsilon, delta);
+  ParameterSolution out;
+  if (adapter.domain == ParameterDomain::continuous)
+    solve_continuous(out, adapter, env, search.relative_tolerance);
+  else
+    solve_integer(out, adapter, env);
+  out.evaluations = env.evaluations();
+  return out;
+}
 
-  Builder b{base, {}, options.eta_shape};
+CalibrationAdapter calibration_adapter(const Run& base, CalibrationParameter which,
+                                       const CalibrationOptions& options) {
+  base.validate();
+  require_range("max_steps", options.max_steps, 1, std::int64_t{1} << 53);
+  auto b = std::make_shared<Builder>(Builder{base, {}, options.eta_shape});
   if (options.noise) {
-    b.noise = *options.noise;
-    require_positive(to_string(b.noise.unit), b.noise.value);
+    b->noise = *options.noise;
+    require_positive(to_string(b->noise.unit), b->noise.value);
   } else if (base.noise_std.is_constant()) {
-    b.noise = {NoiseUnit::std, Convention::journal, base.noise_std.at(1)};
+    b->noise = {NoiseUnit::std, Convention::journal, base.noise_std.at(1)};
   } else if (which == CalibrationParameter::noise || which == CalibrationParameter::steps ||
              base.noise_std.size() != static_cast<std::size_t>(base.steps)) {
     fail("noise", "(a per-step noise_std schedule without its units)",
          "given (CalibrationOptions::noise) when the noise std is not constant");
   } else {
-    b.keep_noise_schedule = true;  // sampling-rate with a std schedule: kept as given
+    b->keep_noise_schedule = true;  // sampling-rate with a std schedule: kept as given
   }
   if (which == CalibrationParameter::steps && !base.eta.is_constant() &&
       options.eta_shape == ScheduleShape::constant)
@@ -279,53 +330,115 @@ CalibrationResult calibrate(const Run& base, CalibrationParameter which, double 
          "the shape of the non-constant step-size schedule (inv-sqrt or inv-t), so that it can "
          "be regenerated for other numbers of steps");
 
-  const std::span<const AnalysisPtr> analyses =
-      options.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses()) : options.analyses;
-  Envelope env(analyses, epsilon, delta);
-
-  CalibrationResult out;
-  out.parameter = which;
-  const double tol = options.relative_tolerance;
-
+  CalibrationAdapter a;
   switch (which) {
     case CalibrationParameter::noise: {
-      if (b.keep_noise_schedule) fail("noise", "(schedule)", "given");
-      out.name = std::string(to_string(b.noise.unit));
-      if (b.noise.unit == NoiseUnit::sigma) out.convention = std::string(to_string(b.noise.convention));
-      const double start = b.noise.value;
-      const double lo_limit = options.noise_min.value_or(start * 1e-12);
-      const double hi_limit = options.noise_max.value_or(start * 1e12);
-      require_positive("noise_min", lo_limit);
-      require_positive("noise_max", hi_limit);
-      if (!(lo_limit < hi_limit)) fail("noise_min", lo_limit, fmt::format("< noise_max = {}", show(hi_limit)));
+      if (b->keep_noise_schedule) fail("noise", "(schedule)", "given");
+      a.name = std::string(to_string(b->noise.unit));
+      a.domain = ParameterDomain::continuous;
+      a.direction = PrivacyDirection::larger_is_more_private;
+      const double start = b->noise.value;
+      a.start = start;
+      a.lower = options.noise_min.value_or(start * 1e-12);
+      a.upper = options.noise_max.value_or(start * 1e12);
+      require_positive("noise_min", a.lower);
+      require_positive("noise_max", a.upper);
+      if (!(a.lower < a.upper)) fail("noise_min", a.lower, fmt::format("< noise_max = {}", show(a.upper)));
       // Each candidate run must itself be valid (e.g. a multiplier needs the clip).
-      b.make(start, base.steps, base.batch_size).validate();
-      solve_noise(out, b, env, start, lo_limit, hi_limit, tol);
+      b->make(start, base.steps, base.batch_size).validate();
+      a.make = [b](double v) { return b->make(v, b->base.steps, b->base.batch_size); };
       break;
     }
     case CalibrationParameter::steps: {
-      out.name = "steps";
+      a.name = "steps";
+      a.domain = ParameterDomain::integer;
+      a.direction = PrivacyDirection::larger_is_less_private;
       std::int64_t limit = options.max_steps;
       // A step-size schedule is materialised (one value per step): keep it in memory.
       if (options.eta_shape != ScheduleShape::constant) limit = std::min<std::int64_t>(limit, 1 << 24);
-      auto make = [&](std::int64_t T) { return b.make(b.noise.value, T, base.batch_size); };
-      auto meets = [&](std::int64_t T) { return env.meets(make(T)); };
+      a.lower = 1;
+      a.upper = static_cast<double>(limit);
       // Where analyses switch on or off: one pass (T = n / b), T = n (online-gd, the
       // batch-1 RDP comparisons), the given T.
       const std::int64_t one_pass = base.n / base.batch_size;
-      const auto s = solve_integer(meets, limit, {1, base.steps, one_pass, one_pass + 1, base.n, base.n + 1});
-      if (s.value == 0) {
-        const Report r = env.report(make(1));
-        out.reason = fmt::format("no number of steps meets the target: at T = 1 {}; "
-                                 "every T checked up to {} fails",
-                                 describe_best(r), limit);
-        break;
-      }
-      if (!verify_integer(out, env, s.value, make)) break;
-      if (s.at_limit && out.value == static_cast<double>(limit)) {
+      a.special_points = {1, base.steps, one_pass, one_pass + 1, base.n, base.n + 1};
+      a.make = [b](double T) {
+        return b->make(b->noise.value, static_cast<std::int64_t>(T), b->base.batch_size);
+      };
+      break;
+    }
+    case CalibrationParameter::sampling_rate: {
+      if (base.sampling == Sampling::full)
+        fail("sampling", "full",
+             "poisson, fixed, shuffle or cyclic when calibrating the sampling rate (full batches "
+             "have rate 1)");
+      a.name = "batch_size";
+      a.domain = ParameterDomain::integer;
+      a.direction = PrivacyDirection::larger_is_less_private;
+      a.lower = 1;
+      a.upper = static_cast<double>(base.n);
+      const std::int64_t one_pass = base.n / base.steps;  // largest b with T b <= n
+      a.special_points = {1, base.batch_size, one_pass, one_pass + 1};
+      a.make = [b](double batch) {
+        return b->make(b->noise.value, b->base.steps, static_cast<std::int64_t>(batch));
+      };
+      break;
+    }
+  }
+  return a;
+}
+
+CalibrationResult calibrate(const Run& base, CalibrationParameter which, double epsilon,
+                            double delta, const CalibrationOptions& options) {
+  base.validate();
+  require_nonnegative("epsilon", epsilon);
+  require_open("delta", delta, 0.0, 1.0);
+  require_open("relative_tolerance", options.relative_tolerance, 0.0, 0.5);
+  const CalibrationAdapter adapter = calibration_adapter(base, which, options);
+  ParameterSolution s =
+      calibrate_parameter(adapter, epsilon, delta, {options.analyses, options.relative_tolerance});
+
+  CalibrationResult out;
+  out.parameter = which;
+  out.name = adapter.name;
+  if (which == CalibrationParameter::noise && options.noise && options.noise->unit == NoiseUnit::sigma)
+    out.convention = std::string(to_string(options.noise->convention));
+  out.feasible = s.feasible;
+  out.reason = std::move(s.reason);
+  out.evaluations = s.evaluations;
+  if (s.feasible) {
+    out.value = s.value;
+    out.run = std::move(s.run);
+    out.report = std::move(s.report);
+    out.achieved_name = std::move(s.achieved_name);
+    out.achieved_epsilon = s.achieved_epsilon;
+    out.achieved_delta = s.achieved_delta;
+  }
+  // The texts of the three parameters (the solver's own are generic).
+  const Report* limit_report = s.at_private_limit ? &*s.at_private_limit : nullptr;
+  switch (which) {
+    case CalibrationParameter::noise:
+      if (limit_report)
+        out.reason = limit_report->best
+                         ? fmt::format("no noise up to the search limit {} = {} meets the target ({})", out.name,
+                                       show(adapter.upper), describe_best(*limit_report))
+                         : std::string("no upper-bound analysis applies to this run (`hsdp account` gives each "
+                                       "analysis' reason)");
+      if (s.feasible && s.at_limit) out.note = std::move(s.note);  // "holds down to the lower search limit"
+      break;
+    case CalibrationParameter::steps: {
+      const auto limit = static_cast<std::int64_t>(adapter.upper);
+      if (limit_report)
+        out.reason = fmt::format("no number of steps meets the target: at T = 1 {}; every T checked up to {} fails",
+                                 describe_best(*limit_report), limit);
+      if (!s.feasible) break;
+      if (s.at_limit && out.value == adapter.upper) {
         out.unbounded = true;
         // Is the tightest bound flat in T there (a last-iterate plateau)?
-        const Report half = env.report(make(std::max<std::int64_t>(1, limit / 2)));
+        const Report half = account(adapter.make(static_cast<double>(std::max<std::int64_t>(1, limit / 2))),
+                                    Query::at_delta(delta),
+                                    options.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses())
+                                                             : options.analyses);
         const bool flat = half.best && half.analyses[*half.best].name == out.achieved_name &&
                           *half.analyses[*half.best].epsilon == out.achieved_epsilon;
         out.note = fmt::format(
@@ -336,36 +449,21 @@ CalibrationResult calibrate(const Run& base, CalibrationParameter which, double 
             flat ? fmt::format("{} gives the same epsilon at T = {} (its bound has plateaued)",
                                out.achieved_name, limit / 2)
                  : fmt::format("the tightest bound there is {}", out.achieved_name));
-      } else if (s.first_failing_grid > 0) {
+      } else if (s.exact_boundary) {
         out.note = fmt::format("T = {} meets the target and T = {} does not", out.value, out.value + 1);
       }
       break;
     }
-    case CalibrationParameter::sampling_rate: {
-      if (base.sampling == Sampling::full)
-        fail("sampling", "full",
-             "poisson, fixed, shuffle or cyclic when calibrating the sampling rate (full batches "
-             "have rate 1)");
-      out.name = "batch_size";
-      auto make = [&](std::int64_t batch) { return b.make(b.noise.value, base.steps, batch); };
-      auto meets = [&](std::int64_t batch) { return env.meets(make(batch)); };
-      const std::int64_t one_pass = base.n / base.steps;  // largest b with T b <= n
-      const auto s = solve_integer(meets, base.n, {1, base.batch_size, one_pass, one_pass + 1});
-      if (s.value == 0) {
-        const Report r = env.report(make(1));
-        out.reason = fmt::format("no batch size meets the target: at b = 1 {}; every b checked "
-                                 "up to n = {} fails",
-                                 describe_best(r), base.n);
-        break;
-      }
-      if (!verify_integer(out, env, s.value, make)) break;
+    case CalibrationParameter::sampling_rate:
+      if (limit_report)
+        out.reason = fmt::format("no batch size meets the target: at b = 1 {}; every b checked up to n = {} fails",
+                                 describe_best(*limit_report), base.n);
+      if (!s.feasible) break;
       out.sampling_rate = out.value / static_cast<double>(base.n);
       if (s.at_limit && out.value == static_cast<double>(base.n))
         out.note = "the target holds at every record in every batch (b = n, rate 1)";
       break;
-    }
   }
-  out.evaluations = env.evaluations();
   return out;
 }
 

@@ -392,6 +392,34 @@ std::string test_text(const ThresholdTest& t) {
 
 }  // namespace
 
+MiaSetup MiaRequest::resolve() const {
+  MiaSetup s;
+  s.config = TrainSpec::resolve();  // the trainer's defaults (hsdp train)
+  s.config.target_epsilon = epsilon;
+  if (!sigma && !noise_std && !epsilon)
+    fail(opt("sigma"), "(missing)",
+         fmt::format("one of {}, {} or a target {} (with {})", error_field("sigma"), error_field("noise_std"),
+                     error_field("epsilon"), error_field("delta")));
+  s.config.delta = require_open(opt("delta"), delta, 0.0, 1.0);
+  s.options.trials = require_range(opt("trials"), trials, 4, std::int64_t{1} << 24);
+  s.options.delta = delta;
+  s.options.confidence = require_open(opt("confidence"), confidence, 0.0, 1.0);
+  s.options.seed = seed;
+  s.options.canary_index = canary_index;
+  s.options.threads = static_cast<int>(require_range(opt("threads"), threads, 0, 4096));
+  s.positive = positive;
+  s.feature_scale = feature_scale;
+  return s;
+}
+
+MiaAudit run_mia(data::Dataset& data, const MiaSetup& setup) {
+  MiaAudit out;
+  train::TrainConfig config = setup.config;
+  out.preparation = train::prepare(data, config, setup.positive, setup.feature_scale);
+  out.result = mia(data, std::move(config), setup.options);
+  return out;
+}
+
 nlohmann::json to_json(const MiaResult& r) {
   nlohmann::json j;
   const auto& e = r.empirical;

@@ -35,6 +35,8 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/dataset.hpp"
+#include "hsdp/train/prepare.hpp"
+#include "hsdp/train/train_spec.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::audit {
@@ -135,6 +137,49 @@ struct MiaResult {
 /// InvalidArgument naming `trials`, `delta`, `confidence`, `threads`, `no_noise`
 /// or what the trainer rejects.
 MiaResult mia(const data::Dataset& data, train::TrainConfig config, const MiaOptions& options);
+
+/// A membership-inference audit, validated: the trainer's configuration, the audit's
+/// options and how the records are prepared.
+struct MiaSetup {
+  train::TrainConfig config;
+  MiaOptions options;
+  std::optional<std::string> positive;  ///< binary losses: the raw label that becomes +1
+  std::vector<double> feature_scale;    ///< public per-feature constants applied first
+};
+
+/// A membership-inference audit as a user states it (the request of `hsdp audit mia` and
+/// hsdp.audit_mia): the training run (the TrainSpec fields, with the trainer's defaults),
+/// its noise (sigma, noise_std or a target epsilon), how the records are prepared and the
+/// audit's options. Each field is named as its keyword (the command's flag with '-' for
+/// '_'), so a front end reports a bad value in its own spelling (`--trials`, `trials`).
+struct MiaRequest : train::TrainSpec {
+  std::optional<double> epsilon;  ///< a target: sigma calibrated once (at delta), every trial uses it
+  double delta = 1e-5;            ///< of the empirical bound and of the certified report
+  double confidence = 0.95;
+  std::int64_t trials = 200;      ///< models per dataset N (2N trainings), in [4, 2^24]
+  int threads = 0;                ///< trainings in parallel, in [0, 4096] (0: all cores)
+  std::optional<std::uint64_t> seed;          ///< master seed (default: OS entropy, recorded)
+  std::optional<std::int64_t> canary_index;   ///< 1-based position the canary replaces
+  std::optional<std::string> positive;        ///< binary losses: the raw label that becomes +1
+  std::vector<double> feature_scale;          ///< public per-feature constants applied first
+
+  /// Checks, in this order, and throws InvalidArgument naming the first bad field: the
+  /// training run (TrainSpec::resolve), the noise (one of sigma, noise_std or a target
+  /// epsilon), delta in (0, 1), trials in [4, 2^24], confidence in (0, 1), threads in
+  /// [0, 4096]. The data are not needed (a front end checks its request before reading them).
+  MiaSetup resolve() const;
+};
+
+/// What run_mia did: the audit and how the records were prepared.
+struct MiaAudit {
+  MiaResult result;
+  train::Preparation preparation;
+};
+
+/// The audit of a request: prepares `data` in place as the trainer prepares its records
+/// (train::prepare: labels mapped for the loss, public feature constants, rows scaled to
+/// the record norm, the squared loss's label bound) and runs mia() on them.
+MiaAudit run_mia(data::Dataset& data, const MiaSetup& setup);
 
 /// splitmix64 of (master + (stream + 1) * 0x9e3779b97f4a7c15): the trial seeds.
 std::uint64_t derive_seed(std::uint64_t master, std::uint64_t stream);
