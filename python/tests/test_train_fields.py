@@ -4,36 +4,22 @@ explicit py::arg lists of python/src/train.cpp) must be the table's names, with 
 defaults, so that the bindings cannot drift from the table the `hsdp train` flags come from."""
 
 import re
+import sys
 
 import hsdp
-from conftest import run_cli
+from conftest import REPO, run_cli
+
+sys.path.insert(0, str(REPO / "scripts"))
+from stubgen import signature_line, split_top  # noqa: E402  (how the stubs read a signature)
 
 # The keywords of hsdp.train that are not fields of the training run.
 TRAIN_REQUEST = {"X", "y", "epsilon", "delta", "no_noise", "seed", "positive", "feature_scale"}
 
 
-def split_top(text):
-    """Splits a signature's argument text at the commas outside brackets."""
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        parts.append(current.strip())
-    return parts
-
-
 def keywords(function):
     """name -> (annotation, default text or None), from the signature pybind11 puts first in
     the docstring (from the py::arg list)."""
-    line = function.__doc__.strip().splitlines()[0]
+    line = signature_line(function)
     args = re.match(r"^\w+\((.*)\) -> .+$", line).group(1)
     out = {}
     for part in split_top(args):
