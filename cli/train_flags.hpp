@@ -10,7 +10,7 @@ namespace hsdp::cli {
 
 using TrainFlags = train::TrainSpec;
 
-/// Adds the flags of TrainSpec (--model, --l2, ..., --release, --clip) to a subcommand.
+/// Adds a flag per field of TrainSpec (TrainSpec::fields(), in its order) to a subcommand.
 void add_train_flags(CLI::App& app, TrainFlags& flags);
 
 /// The trainer's configuration the flags state (TrainSpec::resolve).

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "hsdp/errors.hpp"
+#include "report/format.hpp"
 
 namespace hsdp {
 
@@ -142,8 +143,8 @@ bool Run::single_pass() const {
 
 std::string Run::summary() const {
   auto sched = [](const Schedule& s) {
-    return s.is_constant() ? fmt::format("{:.10g}", s.at(1))
-                           : fmt::format("schedule[{:.10g}..{:.10g}]", s.min(), s.max());
+    return s.is_constant() ? report::g10(s.at(1))
+                           : fmt::format("schedule[{}..{}]", report::g10(s.min()), report::g10(s.max()));
   };
   std::string out = fmt::format("n={} steps={} batch={} sampling={} eta={} noise={} std={}", n,
                                 steps, batch_size, to_string(sampling), sched(eta),

@@ -7,9 +7,6 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/errors.hpp"
-#include "cli_runner.hpp"
-
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -319,51 +316,4 @@ TEST(PerIndex, SubsampleForLargeN) {
   EXPECT_THROW(hsdp::per_index_positions(n, 3), hsdp::InvalidArgument);
 }
 
-TEST(PerIndex, CliJsonAndTable) {
-  const std::string run = " --n 100 --eta 0.05 --lipschitz 1 --smoothness 1 --diameter 1 "
-                          "--sigma 3 --convention journal --epsilon 1";
-  const auto r = hsdp::testing::run_cli("account --per-index --json" + run);
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  ASSERT_TRUE(j.contains("per_index"));
-  EXPECT_EQ(j["per_index"]["indices_evaluated"], 100);
-  EXPECT_FALSE(j["per_index"]["subsampled"].get<bool>());
-  bool found = false;
-  for (const auto& a : j["per_index"]["analyses"]) {
-    if (a["name"] != "contraction-per-index") continue;
-    found = true;
-    EXPECT_EQ(a["worst_index"], 100);
-    ASSERT_EQ(a["points"].size(), 100u);
-    const double d1 = a["points"][0]["delta"].get<double>();
-    const double exact = theta(1.0, 0.1 / 0.15) * std::pow(theta(1.0, 1.0 / 0.15), 99.0);
-    EXPECT_NEAR(d1 / exact, 1.0, 1e-8);
-  }
-  EXPECT_TRUE(found);
-  const auto t = hsdp::testing::run_cli("account --per-index --per-index-points 16" + run);
-  ASSERT_EQ(t.status, 0) << t.err;
-  EXPECT_NE(t.out.find("of the n = 100 positions"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("worst index (contraction-per-index): 100"), std::string::npos) << t.out;
-  const auto bad = hsdp::testing::run_cli("account --per-index --index 5" + run);
-  EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("--index"), std::string::npos) << bad.err;
-}
-
 }  // namespace
-
-// A delta below the smallest normal double must not be reported as 0 (exp underflows): an
-// upper bound reports DBL_MIN, above the true value, and says so with the exact log delta.
-TEST(Accountant, DeltaBelowTheSmallestDoubleIsNotReportedAsZero) {
-  const auto r = hsdp::testing::run_cli("account --example --epsilon 60 --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  int checked = 0;
-  for (const auto& a : j.at("analyses")) {
-    if (!a.at("applicable").get<bool>()) continue;
-    const double delta = a.at("delta").get<double>();
-    EXPECT_GE(delta, std::numeric_limits<double>::min()) << a.at("name");
-    EXPECT_NE(a.at("note").get<std::string>().find("below the smallest normal double"),
-              std::string::npos) << a.at("name");
-    ++checked;
-  }
-  EXPECT_GE(checked, 2);
-}

@@ -1,4 +1,5 @@
-// The exact audit (src/audit/exact.cpp, src/audit/tightness.cpp, cli/audit.cpp).
+// The exact audit (src/audit/exact.cpp, src/audit/tightness.cpp); `hsdp audit exact` is tested
+// in tests/cli/test_audit_cli.cpp.
 //
 // Independent checks of the propagated laws:
 //  - unprojected deterministic runs, where both laws are Gaussians and E_gamma is
@@ -14,22 +15,19 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <numbers>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "hsdp/audit/exact.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/log_normal.hpp"
 #include "hsdp/numerics/quadrature.hpp"
 #include "hsdp/numerics/root.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -39,21 +37,7 @@ using hsdp::Schedule;
 namespace audit = hsdp::audit;
 namespace num = hsdp::num;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-RunT make_run(std::int64_t n, std::int64_t steps, std::int64_t b, Sampling sampling, double eta,
-             double std, double diameter) {
-  RunT r;
-  r.n = n;
-  r.steps = steps;
-  r.batch_size = b;
-  r.sampling = sampling;
-  r.eta = Schedule(eta);
-  r.noise_std = Schedule(std);
-  r.loss.lipschitz = 1.0;
-  r.loss.smoothness = 1.0;
-  r.diameter = diameter;
-  return r;
-}
+using hsdp::testing::make_run;
 
 // eps(delta) of two Gaussians at distance r std apart: the root of theta_{e^eps}(r) = delta.
 double gaussian_epsilon(double r, double delta) {
@@ -523,67 +507,6 @@ TEST(AuditExact, InvalidInputNamesTheParameter) {
   EXPECT_NE(message([&] { audit::propagate(shuf, audit::Pair::sec4, 513); }).find("batch_size"),
             std::string::npos);
   EXPECT_NE(message([] { audit::parse_pair("both"); }).find("pair"), std::string::npos);
-}
-
-// ---- CLI -----------------------------------------------------------------------------------
-
-constexpr const char* kCliRun =
-    "audit exact --n 10 --steps 10 --batch-size 10 --eta 0.1 --noise-std 0.1 --lipschitz 1 "
-    "--smoothness 1 --diameter 1 --grid 1025";
-
-TEST(AuditExactCli, JsonContract) {
-  const auto r = hsdp::testing::run_cli(std::string(kCliRun) + " --delta 1e-5 --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  ASSERT_TRUE(j["exact"]["epsilon"].is_number());
-  EXPECT_EQ(j["exact"]["delta"].get<double>(), 1e-5);
-  ASSERT_TRUE(j["exact"]["error"].is_number());
-  // The same numbers as the library.
-  RunT run = make_run(10, 10, 10, Sampling::full, 0.1, 0.1, 1.0);
-  const auto t = audit::tightness(run, hsdp::Query::at_delta(1e-5), {1025, audit::Pair::opposite});
-  EXPECT_EQ(j["exact"]["epsilon"].get<double>(), t.exact.epsilon);
-  ASSERT_EQ(j["bounds"].size(), t.bounds.size());
-  ASSERT_FALSE(t.bounds.empty());
-  for (std::size_t i = 0; i < t.bounds.size(); ++i) {
-    EXPECT_EQ(j["bounds"][i]["name"], t.bounds[i].name);
-    EXPECT_EQ(j["bounds"][i]["epsilon"].get<double>(), t.bounds[i].value);
-    EXPECT_GE(j["bounds"][i]["epsilon"].get<double>(), j["exact"]["epsilon"].get<double>());
-  }
-}
-
-TEST(AuditExactCli, BadInputExitsTwo) {
-  for (const std::string extra : {" --grid 10", " --pair both", " --noise laplace", " --delta 2",
-                                   " --release every"}) {
-    const auto r = hsdp::testing::run_cli(std::string(kCliRun) + extra);
-    EXPECT_EQ(r.status, 2) << extra << ": " << r.err;
-    EXPECT_NE(r.err.find("--"), std::string::npos) << r.err;
-  }
-}
-
-TEST(AuditExactCli, PlotAndCsvAreWrittenWhole) {
-  const std::string dir = ::testing::TempDir() + "hsdp_audit_plot_" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  const std::string svg = dir + "/eps.svg", csv = dir + "/eps.csv";
-  const auto r = hsdp::testing::run_cli(std::string(kCliRun) + " --points 4 --plot " + svg + " --csv " + csv);
-  ASSERT_EQ(r.status, 0) << r.err;
-  std::ifstream in(csv);
-  std::string line, text;
-  int rows = 0;
-  while (std::getline(in, line))
-    if (!line.empty() && line[0] != '#') ++rows, text += line + "\n";
-  EXPECT_EQ(rows, 1 + 4) << text;  // header + steps 1, 2, 5, 10
-  EXPECT_NE(text.find("steps,exact,exact_lo,exact_hi,"), std::string::npos) << text;
-  EXPECT_NE(text.find(",composition-rdp"), std::string::npos) << text;
-  std::ifstream s(svg);
-  const std::string content((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
-  EXPECT_NE(content.find("<svg"), std::string::npos);
-  EXPECT_NE(content.find("exact (this audit)"), std::string::npos);
-  // An unwritable path: exit 2, nothing left behind.
-  const std::string bad = dir + "/missing/eps.svg";
-  const auto r2 = hsdp::testing::run_cli(std::string(kCliRun) + " --points 2 --plot " + bad);
-  EXPECT_EQ(r2.status, 2);
-  EXPECT_FALSE(std::filesystem::exists(bad));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -6,17 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "cli_runner.hpp"
+#include "fixtures.hpp"
 #include "hsdp/errors.hpp"
 
 namespace {
 
 using namespace hsdp;
 using namespace hsdp::audit;
+using hsdp::testing::tiny_dataset;
 
 // P(Bin(n, p) <= k), summed in long double in the log domain (lgammal), independent of
 // Boost's incomplete beta.
@@ -163,24 +163,6 @@ TEST(EmpiricalEpsilon, BelowTheTrueEpsilonOfAGaussianShift) {
   EXPECT_LT(largest, truth);
 }
 
-// A tiny binary dataset: n = 24 records in 3 features, the third always 0 (so the canary goes
-// there), 14 labelled +1 and 10 labelled -1.
-data::Dataset tiny_dataset() {
-  data::Dataset d;
-  d.n = 24;
-  d.d = 3;
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> u(-0.6, 0.6);
-  for (std::size_t i = 0; i < d.n; ++i) {
-    const double y = i < 14 ? 1.0 : -1.0;
-    d.x.push_back(0.2 * y + u(rng));
-    d.x.push_back(u(rng));
-    d.x.push_back(0.0);
-    d.y.push_back(y);
-  }
-  return d;
-}
-
 train::TrainConfig tiny_config() {
   train::TrainConfig c;
   c.algorithm = train::Algorithm::noisy_gd;
@@ -320,51 +302,6 @@ TEST(Mia, RejectsBadInput) {
   quiet.sigma.reset();
   quiet.no_noise = true;
   names(o, quiet, "no_noise = ");
-}
-
-std::string write_tiny_csv() {
-  const std::string path = ::testing::TempDir() + "hsdp_mia_tiny.csv";
-  const data::Dataset d = tiny_dataset();
-  std::ofstream f(path);
-  f << "a,b,c,label\n";
-  for (std::size_t i = 0; i < d.n; ++i)
-    f << d.row(i)[0] << "," << d.row(i)[1] << "," << d.row(i)[2] << "," << (d.y[i] > 0 ? 1 : 0) << "\n";
-  return path;
-}
-
-TEST(MiaCli, JsonContract) {
-  const std::string csv = write_tiny_csv();
-  const auto r = hsdp::testing::run_cli("audit mia --data " + csv +
-                                        " --model logistic --algorithm noisy-gd --steps 5 --radius 2 --sigma 0.05 "
-                                        "--trials 40 --delta 1e-5 --seed 3 --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["empirical"]["trials"].get<int>(), 40);
-  EXPECT_EQ(j["empirical"]["delta"].get<double>(), 1e-5);
-  EXPECT_EQ(j["empirical"]["confidence"].get<double>(), 0.95);
-  EXPECT_LE(j["empirical"]["epsilon_lower"].get<double>(), j["certified"]["epsilon"].get<double>());
-  EXPECT_TRUE(j["certified"]["name"].is_string());
-  EXPECT_EQ(j["seeds"]["master"].get<std::uint64_t>(), 3u);
-  EXPECT_EQ(j["seeds"]["without"].size(), 40u);
-  EXPECT_EQ(j["canary"]["x_axis"].get<int>(), 3);
-  EXPECT_TRUE(r.err.empty()) << "no progress bar when stderr is not a terminal";
-}
-
-TEST(MiaCli, BadInputExitsTwoNamingTheFlag) {
-  const std::string csv = write_tiny_csv();
-  const std::string base = "audit mia --data " + csv + " --model logistic --algorithm noisy-gd --steps 5 --sigma 0.1 ";
-  auto r = hsdp::testing::run_cli(base + "--trials 2");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--trials"), std::string::npos) << r.err;
-  r = hsdp::testing::run_cli(base + "--delta 0");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--delta"), std::string::npos) << r.err;
-  r = hsdp::testing::run_cli(base + "--canary-index 99");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--canary-index"), std::string::npos) << r.err;
-  r = hsdp::testing::run_cli("audit mia --data " + csv + " --model logistic --steps 5 --trials 10");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--sigma"), std::string::npos) << r.err;
 }
 
 }  // namespace

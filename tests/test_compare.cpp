@@ -1,58 +1,39 @@
 // `hsdp compare` and the SVG writer: the plot is well-formed XML (checked with xmllint, an
 // independent parser) and draws points where the axis mapping says; the CSV equals what
-// `hsdp account` reports at the sampled points (library and CLI); the figure presets carry
-// the papers' values (closed forms written out here, spot values of tests/test_figures.cpp);
-// bad input exits 2 and leaves no file.
+// `hsdp account` reports at the sampled points; the figure presets carry the papers' values
+// (closed forms written out here, spot values of tests/test_figures.cpp); a file is replaced
+// whole. The command itself (CSV equals `hsdp account`, bad input exits 2 and leaves no
+// file) is tested in tests/cli/test_compare_cli.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/compare.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plot.hpp"
+#include "output_reading.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-using hsdp::testing::run_cli;
-using nlohmann::json;
+using hsdp::testing::Csv;
+using hsdp::testing::Frame;
+using hsdp::testing::cell_value;
+using hsdp::testing::frame_of;
+using hsdp::testing::has_comment;
+using hsdp::testing::parse_csv;
+using hsdp::testing::polylines;
+using hsdp::testing::read;
+using hsdp::testing::temp_path;
+using hsdp::testing::well_formed_xml;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "hsdp_compare_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// xmllint (libxml2) is an independent, strict XML parser: exit 0 iff well-formed.
-bool well_formed_xml(const std::string& svg) {
-  const std::string path = temp_path("check.svg");
-  {
-    std::ofstream out(path);
-    out << svg;
-  }
-  const int status = std::system(("xmllint --noout " + path + " 2>/dev/null").c_str());
-  std::remove(path.c_str());
-  return status == 0;
-}
 
 TEST(Xmllint, IsAvailableAndRejectsBrokenXml) {
   // Guards the checks below: a missing xmllint (scripts/install-deps.sh installs
@@ -61,79 +42,6 @@ TEST(Xmllint, IsAvailableAndRejectsBrokenXml) {
   EXPECT_FALSE(well_formed_xml("<svg><text>a < b</text></svg>"));
   EXPECT_FALSE(well_formed_xml("<svg><g></svg>"));
 }
-
-// ---- CSV reading --------------------------------------------------------------------------
-
-struct Csv {
-  std::vector<std::string> comments;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::size_t column(const std::string& name) const {
-    for (std::size_t i = 0; i < header.size(); ++i)
-      if (header[i] == name) return i;
-    ADD_FAILURE() << "no column " << name;
-    return 0;
-  }
-};
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.push_back(cell);
-      cell.clear();
-    } else {
-      cell += c;
-    }
-  }
-  cells.push_back(cell);
-  return cells;
-}
-
-Csv parse_csv(const std::string& text) {
-  Csv csv;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (line[0] == '#') {
-      csv.comments.push_back(line);
-    } else if (csv.header.empty()) {
-      csv.header = split_csv_line(line);
-    } else {
-      csv.rows.push_back(split_csv_line(line));
-      EXPECT_EQ(csv.rows.back().size(), csv.header.size()) << line;
-    }
-  }
-  return csv;
-}
-
-double cell_value(const std::string& cell) {
-  if (cell == "inf") return kInf;
-  return std::stod(cell);
-}
-
-bool has_comment(const Csv& csv, const std::string& fragment) {
-  for (const auto& c : csv.comments)
-    if (c.find(fragment) != std::string::npos) return true;
-  return false;
-}
-
-// ---- SVG writer ---------------------------------------------------------------------------
 
 TEST(Svg, EscapeCoversXmlSpecialsAndControls) {
   EXPECT_EQ(hsdp::svg::escape("a<b & \"c\" 'd' >"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos; &gt;");
@@ -163,33 +71,6 @@ TEST(Svg, TicksAndLabels) {
   EXPECT_EQ(hsdp::svg::tick_label(0.5), "0.5");
   EXPECT_EQ(hsdp::svg::tick_label(20), "20");
   EXPECT_EQ(hsdp::svg::tick_label(0), "0");
-}
-
-struct Frame {
-  double x, y, w, h;
-};
-
-Frame frame_of(const std::string& svg) {
-  std::smatch m;
-  const std::regex rect(R"re(<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)" fill="none")re");
-  EXPECT_TRUE(std::regex_search(svg, m, rect));
-  return {std::stod(m[1]), std::stod(m[2]), std::stod(m[3]), std::stod(m[4])};
-}
-
-std::vector<std::vector<std::pair<double, double>>> polylines(const std::string& svg) {
-  std::vector<std::vector<std::pair<double, double>>> out;
-  const std::regex poly(R"re(<polyline[^>]*points="([^"]*)")re");
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), poly); it != std::sregex_iterator(); ++it) {
-    std::vector<std::pair<double, double>> pts;
-    std::istringstream in((*it)[1].str());
-    std::string pair;
-    while (in >> pair) {
-      const auto comma = pair.find(',');
-      pts.emplace_back(std::stod(pair.substr(0, comma)), std::stod(pair.substr(comma + 1)));
-    }
-    out.push_back(pts);
-  }
-  return out;
 }
 
 TEST(Svg, LinearAxesMapDataToTheFrame) {
@@ -492,125 +373,6 @@ TEST(Figures, NoisySgdFlattensAfterTBarWhileCompositionGrowsLinearly) {
   // Below T-bar the two agree (same per-step subsampled-Gaussian cost): T = 101.
   EXPECT_NEAR(value_at(c, "shifted-renyi", 101), value_at(c, "composition-rdp", 101),
               0.01 * value_at(c, "composition-rdp", 101));
-}
-
-// ---- the CLI ------------------------------------------------------------------------------
-
-// Every cell of a `hsdp compare` CSV equals `hsdp account --json` at that row's value.
-void expect_csv_matches_account(const std::string& compare_args, const std::string& account_args,
-                                const std::string& sweep_flag, std::size_t rows_expected) {
-  const std::string csv_path = temp_path("table.csv"), svg_path = temp_path("plot.svg");
-  const auto r = run_cli("compare " + compare_args + " --csv " + csv_path + " --svg " + svg_path);
-  ASSERT_EQ(r.status, 0) << r.err;
-  const Csv csv = parse_csv(read(csv_path));
-  const std::string svg = read(svg_path);
-  std::remove(csv_path.c_str());
-  std::remove(svg_path.c_str());
-  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-  EXPECT_TRUE(well_formed_xml(svg));
-  ASSERT_EQ(csv.rows.size(), rows_expected);
-  ASSERT_GE(csv.header.size(), 2u);
-  EXPECT_EQ(csv.header[0], sweep_flag.substr(2));  // the x column names the swept flag
-  for (const auto& row : csv.rows) {
-    const auto a = run_cli("account " + account_args + " " + sweep_flag + " " + row[0] + " --json");
-    ASSERT_EQ(a.status, 0) << a.err;
-    const json j = json::parse(a.out);
-    const bool y_is_delta = sweep_flag == "--epsilon" || j["query"].contains("epsilon");
-    std::size_t matched = 0;
-    for (const auto& an : j["analyses"]) {
-      const std::string name = an["name"].get<std::string>() +
-                               (an["kind"] == "lower"       ? " (lower)"
-                                : an["kind"] == "heuristic" ? " (heuristic)"
-                                                            : "");
-      std::size_t col = 0;
-      for (std::size_t i = 1; i < csv.header.size(); ++i)
-        if (csv.header[i] == name) col = i;
-      if (!an["applicable"].get<bool>()) {
-        if (col) EXPECT_EQ(row[col], "") << name << " at " << row[0];
-        continue;
-      }
-      ASSERT_NE(col, 0u) << name << " applies at " << row[0] << " but has no column";
-      const auto& v = an[y_is_delta ? "delta" : "epsilon"];
-      const double want = v.is_string() ? kInf : v.get<double>();
-      EXPECT_EQ(cell_value(row[col]), want) << name << " at " << row[0];
-      ++matched;
-    }
-    EXPECT_GE(matched, 1u) << row[0];
-  }
-}
-
-TEST(CompareCli, CsvMatchesAccountAlongSteps) {
-  expect_csv_matches_account("--example --x steps --from 1 --to 300 --points 5 --log-x --delta 1e-6",
-                             "--example --delta 1e-6", "--steps", 5);
-}
-
-TEST(CompareCli, CsvMatchesAccountAlongNoiseInThePapersSigma) {
-  expect_csv_matches_account(
-      "--n 100 --eta 0.05 --sigma 3 --convention journal --lipschitz 1 --smoothness 1 --diameter 1 "
-      "--release random-stop --x noise --from 1 --to 5 --points 4 --epsilon 2",
-      "--n 100 --eta 0.05 --convention journal --lipschitz 1 --smoothness 1 --diameter 1 "
-      "--release random-stop --epsilon 2",
-      "--sigma", 4);
-}
-
-TEST(CompareCli, CsvMatchesAccountAlongEpsilonAndIndexAndN) {
-  const std::string isit = "--n 40 --eta 0.5 --sigma 2 --convention isit --lipschitz 1 --smoothness 0.5 --diameter 1";
-  expect_csv_matches_account(isit + " --index 20 --x epsilon --from 0.5 --to 3 --points 3",
-                             isit + " --index 20", "--epsilon", 3);
-  expect_csv_matches_account(isit + " --x index --from 1 --to 40 --points 4 --epsilon 1",
-                             isit + " --epsilon 1", "--index", 4);
-  expect_csv_matches_account("--example --x n --from 50 --to 400 --points 3 --log-x",
-                             "--example", "--n", 3);
-}
-
-TEST(CompareCli, FigureWritesFilesAndStdoutCsv) {
-  const std::string svg_path = temp_path("fig.svg");
-  const auto r = run_cli("compare --figure isit-fig3 --points 5 --svg " + svg_path);
-  ASSERT_EQ(r.status, 0) << r.err;
-  const Csv csv = parse_csv(r.out);  // no --csv: the table goes to stdout
-  EXPECT_EQ(csv.rows.size(), 5u);
-  EXPECT_EQ(csv.header.size(), 7u);
-  EXPECT_TRUE(has_comment(csv, "beta = 0.4, rho = 0.3"));
-  const std::string svg = read(svg_path);
-  std::remove(svg_path.c_str());
-  EXPECT_TRUE(well_formed_xml(svg));
-  EXPECT_EQ(polylines(svg).size(), 6u);
-}
-
-TEST(CompareCli, BadInputExitsTwoAndLeavesNoFile) {
-  const std::string svg_path = temp_path("bad.svg"), csv_path = temp_path("bad.csv");
-  struct Case {
-    std::string args, fragment;
-  };
-  const std::vector<Case> cases = {
-      {"--example --x steps --from 10 --to 5", "--to = 5"},
-      {"--example --x steps --from 1 --to 10 --points 1", "--points = 1"},
-      {"--example --x time --from 1 --to 10", "--x = time"},
-      {"--example --x index --from 1 --to 101", "--to = 101"},
-      {"--example --x epsilon --from 0 --to 2 --delta 1e-5", "--delta"},
-      {"--example --x steps --from 1 --to 10 --rdp 0.5", "--rdp = 0.5"},
-      {"--example --x steps --from 1 --to 10 --y-scale cubic", "--y-scale = cubic"},
-      {"--figure isit-fig9", "--figure = isit-fig9"},
-      {"--figure isit-fig2 --n 10", "--n"},
-      {"--x steps --from 1 --to 10 --eta 0.1 --noise-std 1", "--n"},
-  };
-  for (const auto& c : cases) {
-    const auto r = run_cli("compare " + c.args + " --svg " + svg_path + " --csv " + csv_path);
-    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.fragment), std::string::npos) << c.args << "\n" << r.err;
-    EXPECT_FALSE(fs::exists(svg_path)) << c.args;
-    EXPECT_FALSE(fs::exists(csv_path)) << c.args;
-  }
-  // An unwritable destination: exit 2 naming the flag, nothing left in the directory.
-  const std::string dir = temp_path("ro_dir");
-  fs::create_directories(dir);
-  // The CSV's destination is fine, the SVG's is not: neither file is written.
-  const auto r = run_cli("compare --figure federated-fig2 --points 3 --csv " + dir + "/ok.csv --svg " +
-                         dir + "/missing/x.svg");
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("--svg"), std::string::npos) << r.err;
-  EXPECT_TRUE(fs::is_empty(dir));
-  fs::remove_all(dir);
 }
 
 TEST(CompareCli, AtomicWriteReplacesAnExistingFileWhole) {

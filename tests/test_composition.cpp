@@ -6,12 +6,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
 
-using hsdp::testing::run_cli;
 using nlohmann::json;
 
 namespace {
@@ -187,55 +185,6 @@ TEST(Composition, ComparisonsReportTheirRdpCurves) {
   // zeta = 4 alpha L^2 H_n / (n sigma^2) for alpha <= alpha*; no statement beyond alpha*
   EXPECT_NEAR(*pabi->rdp_at(run, 2.0), 4 * 2.0 * h / (100 * 9.0), 1e-10);
   EXPECT_TRUE(std::isinf(*pabi->rdp_at(run, 1000.0)));
-}
-
-// ---------------------------------------------------------------------------------------
-// CLI
-
-const char* kDpSgd =
-    "account --n 60000 --batch-size 600 --sampling poisson --steps 10000 --eta 0.1 "
-    "--noise-multiplier 1.1 --clip 1 --adjacency remove --release every";
-
-TEST(CompositionCli, AlphaCurveInJsonAndTable) {
-  auto r = run_cli(std::string(kDpSgd) + " --delta 1e-5 --alpha 2 --alpha 8 --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const json j = json::parse(r.out);
-  EXPECT_EQ(j["run"]["clip"].get<double>(), 1.0);
-  bool found = false;
-  for (const auto& a : j["analyses"]) {
-    if (a["name"] != "composition-rdp") continue;
-    found = true;
-    ASSERT_TRUE(a["applicable"].get<bool>()) << a["reason"];
-    ASSERT_EQ(a["rdp"].size(), 2u);
-    EXPECT_EQ(a["rdp"][0]["alpha"].get<double>(), 2.0);
-    const double expected = 10000 * hsdp::div::s_alpha(2.0, 0.01, 1.1);
-    EXPECT_NEAR(a["rdp"][0]["epsilon"].get<double>(), expected, 1e-8 * expected);
-    EXPECT_GE(a["rdp"][0]["epsilon"].get<double>(), expected);
-  }
-  EXPECT_TRUE(found);
-  auto t = run_cli(std::string(kDpSgd) + " --alpha 2");
-  ASSERT_EQ(t.status, 0) << t.err;
-  EXPECT_NE(t.out.find("RDP: eps(2)="), std::string::npos) << t.out;
-}
-
-TEST(CompositionCli, BadInput) {
-  auto r = run_cli(std::string(kDpSgd) + " --alpha 1");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--alpha = 1: must be > 1"), std::string::npos) << r.err;
-  r = run_cli(std::string(kDpSgd) + " --alpha 0.5");
-  EXPECT_EQ(r.status, 2);
-  r = run_cli(
-      "account --n 100 --batch-size 10 --sampling poisson --eta 0.1 --noise-multiplier 1.1");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--clip"), std::string::npos) << r.err;
-  r = run_cli(std::string(kDpSgd) + " --noise-std 0.1");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--noise-multiplier"), std::string::npos) << r.err;
-  r = run_cli(
-      "account --n 100 --batch-size 10 --sampling poisson --eta 0.1 --noise-multiplier 1.1 "
-      "--clip 0");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--clip = 0"), std::string::npos) << r.err;
 }
 
 }  // namespace

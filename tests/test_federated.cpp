@@ -7,12 +7,11 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
+#include "fixtures.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/run.hpp"
@@ -22,6 +21,7 @@ namespace {
 using hsdp::AnalysisPtr;
 using hsdp::Schedule;
 using hsdp::div::theta;
+using hsdp::testing::thm2_brute;
 
 AnalysisPtr fed() { return hsdp::find_analysis("federated"); }
 AnalysisPtr fed_rs() { return hsdp::find_analysis("federated-random-stop"); }
@@ -43,21 +43,6 @@ hsdp::Run paper_run(std::int64_t n, std::int64_t m, double eta, double sigma, do
   r.release = hsdp::Release::last;
   r.validate();
   return r;
-}
-
-// federated Thm 2 as printed (general schedules), by the plain double loop:
-// (m/n) sum_t theta(2L/(sqrt(m) sigma_t)) prod_{j>t} theta(2 rho sqrt(m) / (eta_j sigma_j)).
-double thm2_brute(double eps, std::int64_t n, std::int64_t m, const std::vector<double>& eta,
-                  const std::vector<double>& sigma, double L, double rho) {
-  const std::size_t T = eta.size();
-  const double sm = std::sqrt(static_cast<double>(m));
-  double sum = 0;
-  for (std::size_t t = 0; t < T; ++t) {
-    double term = theta(eps, 2 * L / (sm * sigma[t]));
-    for (std::size_t j = t + 1; j < T; ++j) term *= theta(eps, 2 * rho * sm / (eta[j] * sigma[j]));
-    sum += term;
-  }
-  return static_cast<double>(m) / static_cast<double>(n) * sum;
 }
 
 // federated Cor. 3 as printed, with 1/T^2 replaced by (m/n)(1/T) (equal when T m = n).
@@ -130,23 +115,6 @@ TEST(Federated, Figure2ValuesAndOrdering) {
     EXPECT_GT(deltas[0], deltas[1]) << "eps=" << eps;
     EXPECT_GT(deltas[1], deltas[2]) << "eps=" << eps;
   }
-}
-
-// The same figure through the CLI (federated convention), as documented.
-TEST(Federated, Figure2ThroughCli) {
-  auto r = hsdp::testing::run_cli(
-      "account --n 100 --batch-size 20 --sampling shuffle --eta 0.5 --sigma 1.5 "
-      "--convention federated --lipschitz 1 --smoothness 1 --diameter 2 --epsilon 1 "
-      "--analysis federated --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  const auto& a = j["analyses"][0];
-  ASSERT_EQ(a["name"], "federated");
-  const double brute = thm2_brute(1.0, 100, 20, std::vector<double>(5, 0.5),
-                                  std::vector<double>(5, 1.5), 1.0, 1.0);
-  EXPECT_GE(a["delta"].get<double>(), brute);
-  EXPECT_LE(a["delta"].get<double>(), brute * (1 + 1e-8));
-  EXPECT_GE(a["details"]["thm2_closed_form"].get<double>(), brute);
 }
 
 // ---- closed forms ------------------------------------------------------------------------
@@ -451,12 +419,6 @@ TEST(Federated, NotApplicableReasons) {
   EXPECT_NE(reason(fed(), r).find("release = last"), std::string::npos);
   EXPECT_NE(reason(fed_rs(), r).find("release = random-stop"), std::string::npos);
   EXPECT_NE(reason(fed_rs(), good).find("federated"), std::string::npos) << reason(fed_rs(), good);
-  // Applicable results are rejected through the CLI when named and not applicable.
-  auto cli = hsdp::testing::run_cli(
-      "account --n 100 --batch-size 10 --sampling cyclic --eta 0.5 --noise-std 0.2 "
-      "--lipschitz 1 --diameter 2 --epsilon 1 --analysis federated");
-  EXPECT_EQ(cli.status, 2);
-  EXPECT_NE(cli.err.find("shuffle"), std::string::npos) << cli.err;
 }
 
 }  // namespace

@@ -5,24 +5,25 @@
 // the exact value, Thm 4, the lower bound, and the applicability checks.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/analysis/langevin.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/run.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
 namespace lg = hsdp::langevin;
 using hsdp::AnalysisPtr;
+using hsdp::testing::fig1_composition;
+using hsdp::testing::fig1_ours;
 
 AnalysisPtr upper() { return hsdp::find_analysis("langevin"); }
 AnalysisPtr lower() { return hsdp::find_analysis("langevin-lower"); }
@@ -51,16 +52,6 @@ double rdp(const AnalysisPtr& a, const hsdp::Run& r, double alpha) {
   auto v = a->rdp_at(r, alpha);
   EXPECT_TRUE(v.has_value());
   return v.value_or(std::numeric_limits<double>::quiet_NaN());
-}
-
-// Fig. 1 caption, written out independently: our analysis and the composition baseline.
-double fig1_ours(double alpha, double lambda, double K) {
-  const double S = 4, n = 5000, eta = 0.02, sigma = 0.02;
-  return alpha * S * S / (lambda * sigma * sigma * n * n) * (1 - std::exp(-lambda * eta * K / 2));
-}
-double fig1_composition(double alpha, double K) {
-  const double S = 4, n = 5000, eta = 0.02, sigma = 0.02;
-  return alpha * S * S / (4 * sigma * sigma * n * n) * eta * K;
 }
 
 // Fig. 1 setting: beta = 4, S_g = 4 (L = 2), n = 5000, eta = 0.02, sigma = 0.02.
@@ -450,20 +441,6 @@ TEST(Langevin, Cor2ForTheSquaredLossAndThm2WithAnAssertedLsiConstant) {
   EXPECT_NEAR(thm2, 0.0048, 1e-15);
   EXPECT_NE(upper()->evaluate(r, hsdp::Query::at_delta(1e-5)).note.find("Thm 2 (smallest"),
             std::string::npos);
-  // On the command line, and a bad constant is rejected naming the flag.
-  const auto cli = hsdp::testing::run_cli(
-      "account --n 100 --steps 5000 --batch-size 100 --sampling full --eta 0.1 --sigma 0.5 "
-      "--convention chourasia --lipschitz 1 --non-convex --lsi 2 --release last --delta 1e-5 "
-      "--analysis langevin --alpha 3 --json");
-  ASSERT_EQ(cli.status, 0) << cli.err;
-  const auto j = nlohmann::json::parse(cli.out).at("analyses").at(0);
-  EXPECT_NEAR(j.at("rdp").at(0).at("epsilon").get<double>(), 0.0048, 1e-11);
-  EXPECT_NEAR(j.at("details").at("thm2_rdp_per_alpha").get<double>(), 0.0016, 1e-15);
-  const auto bad = hsdp::testing::run_cli(
-      "account --n 100 --steps 50 --batch-size 100 --sampling full --eta 0.1 --sigma 0.5 "
-      "--convention chourasia --lipschitz 1 --lsi 0 --delta 1e-5");
-  EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("--lsi"), std::string::npos) << bad.err;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -621,41 +598,6 @@ TEST(Langevin, AlphaAtMostOneRejectedAndNoNaN) {
   const auto big = fig1_run(1, std::int64_t{1} << 50);
   EXPECT_NEAR(rdp(upper(), big, 1e6), 0.0016e6, 1e-6);
   EXPECT_EQ(lg::cor1_rdp(2, 1, 1, 1, 1, std::numeric_limits<double>::infinity(), 1), 2.0);
-}
-
-TEST(Langevin, CliWorkedExample) {
-  // docs/analyses/langevin.md: Fig. 1 at lambda = 1, K = 1000.
-  const auto r = hsdp::testing::run_cli(
-      "account --n 5000 --steps 1000 --batch-size 5000 --sampling full --eta 0.02 --sigma 0.02 "
-      "--convention chourasia --lipschitz 2 --smoothness 4 --strong-convexity 1 --diameter 10 "
-      "--release last --delta 1e-5 --analysis langevin --alpha 10 --alpha 30 --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  const auto& a = j.at("analyses").at(0);
-  EXPECT_EQ(a.at("name"), "langevin");
-  EXPECT_EQ(a.at("kind"), "upper");
-  ASSERT_EQ(a.at("rdp").size(), 2u);
-  EXPECT_NEAR(a.at("rdp").at(0).at("epsilon").get<double>(), fig1_ours(10, 1, 1000), 1e-9);
-  EXPECT_NEAR(a.at("rdp").at(1).at("epsilon").get<double>(), fig1_ours(30, 1, 1000), 1e-9);
-  EXPECT_NEAR(a.at("details").at("composition_rdp(alpha=30)").get<double>(),
-              fig1_composition(30, 1000), 1e-12);
-  EXPECT_GT(a.at("epsilon").get<double>(), 0.0);
-  // The step-size violation is named on the command line too (Cor. 1 is dropped, Thm 1 stays).
-  const auto bad = hsdp::testing::run_cli(
-      "account --n 5000 --steps 1000 --batch-size 5000 --sampling full --eta 0.3 --sigma 0.02 "
-      "--convention chourasia --lipschitz 2 --smoothness 4 --strong-convexity 1 --release last "
-      "--epsilon 1 --analysis langevin --json");
-  ASSERT_EQ(bad.status, 0) << bad.err;
-  const auto jb = nlohmann::json::parse(bad.out).at("analyses").at(0);
-  EXPECT_NE(jb.at("note").get<std::string>().find("eta = 0.3 exceeds 1/beta = 0.25"),
-            std::string::npos) << bad.out;
-  // alpha <= 1 is rejected by the shared flag parsing, naming the parameter.
-  const auto a1 = hsdp::testing::run_cli(
-      "account --n 5000 --steps 1000 --batch-size 5000 --sampling full --eta 0.02 --sigma 0.02 "
-      "--convention chourasia --lipschitz 2 --smoothness 4 --strong-convexity 1 --release last "
-      "--analysis langevin --alpha 1");
-  EXPECT_EQ(a1.status, 2);
-  EXPECT_NE(a1.err.find("--alpha"), std::string::npos) << a1.err;
 }
 
 }  // namespace

@@ -7,12 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/run.hpp"
@@ -326,21 +324,6 @@ TEST(OnlineGd, NotApplicableReasons) {
   r = good;
   r.noise = hsdp::NoiseKind::laplace;
   EXPECT_NE(reason(r).find("Gaussian"), std::string::npos) << reason(r);
-}
-
-// The documented CLI example: Prop. 3 schedule (--eta D/L), journal sigma (Example 3).
-TEST(OnlineGd, CliExample) {
-  auto r = hsdp::testing::run_cli(
-      "account --n 1000 --batch-size 1 --sampling cyclic --eta 0.5 --eta-schedule inv-sqrt "
-      "--sigma 4 --convention journal --lipschitz 2 --smoothness 1 --diameter 1 "
-      "--release random-stop --dimension 10 --epsilon 1 --analysis online-gd --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  const auto& a = j["analyses"][0];
-  ASSERT_EQ(a["name"], "online-gd");
-  EXPECT_TRUE(a["details"].contains("example_3"));
-  EXPECT_TRUE(a["details"].contains("prop3_regret"));
-  EXPECT_GE(a["details"]["example_3"].get<double>(), a["delta"].get<double>() * (1 - 1e-9));
 }
 
 }  // namespace

@@ -8,16 +8,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/analysis/langevin.hpp"
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plan.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -25,6 +24,7 @@ using hsdp::Plan;
 using hsdp::PlanProblem;
 using hsdp::PlanSetting;
 using hsdp::Query;
+using hsdp::testing::langevin_problem;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -64,20 +64,6 @@ hsdp::Run scaled_noise(hsdp::Run r, double factor) {
 hsdp::Run with_steps(hsdp::Run r, std::int64_t K) {
   r.steps = K;
   return r;
-}
-
-PlanProblem langevin_problem(double beta, double lambda) {
-  PlanProblem p;
-  p.setting = PlanSetting::langevin;
-  p.epsilon = 1.0;
-  p.delta = 1e-5;
-  p.n = 1000;
-  p.lipschitz = 1.0;
-  p.smoothness = beta;
-  p.strong_convexity = lambda;
-  p.diameter = 1.0;
-  p.dimension = 10;
-  return p;
 }
 
 // Lemma 6 by hand: (beta/2)[(1 - eta lambda)^{2K} r0 + 2 d s^2/(lambda (2 - eta lambda))] with
@@ -433,40 +419,6 @@ TEST(Plan, InvalidInputNamesTheParameter) {
   o.dimension.reset();
   expect_invalid(o, "dimension");
   EXPECT_THROW(hsdp::parse_plan_setting("centralised"), hsdp::InvalidArgument);
-}
-
-TEST(Plan, CliJsonMatchesLibrary) {
-  const auto r = hsdp::testing::run_cli(
-      "plan --setting langevin --epsilon 1 --delta 1e-5 --n 1000 --lipschitz 1 --smoothness 2 "
-      "--strong-convexity 0.5 --diameter 1 --dimension 10 --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  const Plan plan = hsdp::plan(langevin_problem(2.0, 0.5));
-  EXPECT_EQ(j["proposal"]["steps"].get<std::int64_t>(), plan.run.steps);
-  EXPECT_EQ(j["proposal"]["sigma"].get<double>(), plan.sigma);
-  EXPECT_EQ(j["utility"]["value"].get<double>(), plan.utility);
-  EXPECT_TRUE(j["privacy"]["meets_target"].get<bool>());
-  EXPECT_LE(j["report"]["best"]["epsilon"].get<double>(), 1.0);
-  EXPECT_EQ(j["report"]["run"]["steps"].get<std::int64_t>(), plan.run.steps);
-}
-
-TEST(Plan, CliBadInputExitsTwo) {
-  auto r = hsdp::testing::run_cli(
-      "plan --setting langevin --epsilon 1 --delta 2 --n 1000 --lipschitz 1 --smoothness 2 "
-      "--strong-convexity 0.5 --diameter 1 --dimension 10");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--delta"), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty());
-  r = hsdp::testing::run_cli(
-      "plan --setting langevin --epsilon 1 --delta 1e-5 --n 1000 --lipschitz 1 --smoothness 2 "
-      "--diameter 1 --dimension 10");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--strong-convexity = 0"), std::string::npos) << r.err;
-  r = hsdp::testing::run_cli(
-      "plan --setting online --epsilon 1 --delta 1e-5 --n 10 --lipschitz 1 "
-      "--diameter 1 --dimension 2 --r0 1");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--r0"), std::string::npos) << r.err;
 }
 
 }  // namespace

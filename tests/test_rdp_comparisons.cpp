@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/errors.hpp"
@@ -477,22 +476,6 @@ TEST(RdpComparisons, NoNanAndMonotoneOverExtremeInputs) {
       }
     }
   }
-}
-
-TEST(RdpComparisons, Cli) {
-  using hsdp::testing::run_cli;
-  const std::string base =
-      "account --n 100 --eta 0.05 --sigma 3 --convention journal --lipschitz 1 --smoothness 1 "
-      "--diameter 1 ";
-  auto r = run_cli(base + "--release random-stop --epsilon 2 --analysis pabi-feldman --json");
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("\"delta_23\""), std::string::npos);
-  r = run_cli(base + "--release last --delta 1e-5 --analysis balle-mixing");
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("balle-mixing"), std::string::npos);
-  r = run_cli(base + "--release last --epsilon 2 --analysis pabi-feldman");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("random-stop"), std::string::npos);
 }
 
 }  // namespace

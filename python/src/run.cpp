@@ -103,6 +103,17 @@ std::vector<std::string> cli_args(const RunSpec& spec) {
   return a;
 }
 
+// The Python type of a run field's value.
+const char* python_type(const RunField& field) {
+  switch (field.type) {
+    case RunField::Type::integer: return "int";
+    case RunField::Type::real: return "float";
+    case RunField::Type::word: return "str";
+    case RunField::Type::switch_: break;
+  }
+  return "bool";
+}
+
 py::object schedule(const Schedule& s) {
   if (s.is_constant()) return py::float_(s.at(1));
   return py::cast(s.values());
@@ -111,36 +122,33 @@ py::object schedule(const Schedule& s) {
 }  // namespace
 
 void bind_run(py::module_& m) {
-  py::class_<PyRun>(m, "Run", R"doc(
+  // The docstring: the keywords are the fields of the run statement (RunSpec::fields()), with
+  // their help, as the command's run flags are.
+  static const std::string run_doc = [] {
+    std::string doc = R"doc(
 The description of one training run (DESIGN.md "One description of a run").
 
 Keywords are the run flags of the `hsdp` command, validated by the same code (a bad value
-raises ValueError with the CLI's message, naming the keyword):
+raises ValueError with the CLI's message, naming the keyword); None (the default) means not
+stated:
 
-  n (int, required unless example)   dataset size
-  steps (int)          number of noisy updates T (default: one pass, n // batch_size)
-  batch_size (int)     b (default 1)
-  sampling (str)       "full" | "poisson" | "fixed" | "shuffle" | "cyclic"
-                       (default: cyclic, or full when batch_size == n)
-  eta (float)          step size (the base value of eta_schedule); required
-  eta_schedule (str)   "constant" | "inv-sqrt" | "inv-t"
-  noise (str)          "gaussian" | "laplace"
-  one noise parameter: noise_std (std in parameter space), or sigma with convention
-                       ("journal" | "isit" | "federated" | "chourasia" | "altschuler"),
-                       or noise_multiplier with clip (DP-SGD / Opacus: std eta z C / b)
-  clip (float)         per-example clipping norm C
-  lsi (float)          asserted log-Sobolev constant (langevin Thm 2)
-  lipschitz, smoothness, strong_convexity (float), convex (bool, default True)
-  diameter (float)     of the constraint set (default inf: unconstrained)
-  release (str)        "last" | "random-stop" | "every"
-  adjacency (str)      "replace" | "remove"
-  index (int)          position 1..n of the differing record (per-index analyses)
-  dimension (int)      model dimension d (utility bounds)
-  example (bool)       fill unset keywords with the built-in example (journal Fig. 2)
+)doc";
+    for (const RunField& field : RunSpec::fields()) {
+      const bool convex = field.name == "non_convex";  // stated in Python as convex=False
+      const std::string head = convex ? "convex (bool, default True)"
+                                      : fmt::format("{} ({})", field.name, python_type(field));
+      doc += fmt::format("  {:<27} {}\n", head, convex ? std::string_view("The loss is convex (False: it is not)") : field.help);
+    }
+    return doc + R"doc(
+n is required unless example; eta is required. State one noise parameter: noise_std (std in
+parameter space), or sigma with convention, or noise_multiplier with clip (DP-SGD / Opacus:
+std eta z C / b).
 
 Example: hsdp.Run(n=1000, eta=0.05, sigma=3, convention="journal", lipschitz=1,
 smoothness=1, diameter=1)
-)doc")
+)doc";
+  }();
+  py::class_<PyRun>(m, "Run", run_doc.c_str())
       .def(py::init([](const py::kwargs& kwargs) {
              RunSpec f;
              apply(f, kwargs, "Run()");
@@ -202,10 +210,7 @@ smoothness=1, diameter=1)
   py::list parameters;
   for (const RunField& field : RunSpec::fields()) {
     const bool convex = field.name == "non_convex";  // stated in Python as convex=False
-    const char* type = field.type == RunField::Type::integer ? "int"
-                       : field.type == RunField::Type::real  ? "float"
-                       : field.type == RunField::Type::word  ? "str"
-                                                             : "bool";
+    const char* type = python_type(field);
     const py::object annotation =
         field.is_switch() ? builtins.attr("bool")
                           : builtins.attr(type) | py::module_::import("types").attr("NoneType");

@@ -217,9 +217,84 @@ py::dict evaluation(const train::Evaluation& e) {
   return d;
 }
 
+// A training field's Python keyword: its library name, except no_bias, stated as bias.
+std::string keyword_of(const train::TrainField& f) {
+  return f.name == "no_bias" ? "bias" : std::string(f.name);
+}
+
+const char* python_type(const train::TrainField& f) {
+  switch (f.type) {
+    case train::TrainField::Type::switch_: return "bool";
+    case train::TrainField::Type::integer: return "int";
+    case train::TrainField::Type::real: return "float";
+    case train::TrainField::Type::word: return "str";
+  }
+  return "object";
+}
+
+// The keyword list of hsdp.train's docstring: one line per field of the training request,
+// from its table (TrainSpec::fields(), the flags of `hsdp train`).
+std::string train_keywords_doc() {
+  std::string out = "Keywords of the training run (the flags of `hsdp train`):\n";
+  for (const train::TrainField& f : train::TrainSpec::fields()) {
+    const bool bias = f.name == "no_bias";
+    std::string head = fmt::format("{} ({}", keyword_of(f), python_type(f));
+    if (bias) head += ", default True";
+    else if (f.type == train::TrainField::Type::word && f.has_default()) head += fmt::format(", default \"{}\"", f.default_text());
+    else if (f.has_default()) head += ", default " + f.default_text();
+    if (f.type != train::TrainField::Type::word && !f.allowed().empty()) head += ", " + f.allowed();
+    head += ")";
+    out += fmt::format("  {:<41} {}\n", head, bias ? std::string_view("Fit an intercept (False: none)") : f.help);
+  }
+  return out;
+}
+
+// The table as Python sees it (hsdp._train_fields): each field's keyword, type, default as
+// text (None: none), allowed values and help. The tests hold hsdp.train's and
+// hsdp.audit_mia's keywords to it.
+py::list train_fields() {
+  py::list out;
+  for (const train::TrainField& f : train::TrainSpec::fields()) {
+    py::dict d;
+    d["keyword"] = keyword_of(f);
+    d["field"] = std::string(f.name);
+    d["type"] = python_type(f);
+    d["required"] = f.required;
+    d["default"] = f.has_default() ? py::object(py::str(f.default_text())) : py::object(py::none());
+    d["allowed"] = f.allowed();
+    d["help"] = std::string(f.help);
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_train(py::module_& m) {
+  // The docstring: what hsdp.train does, then its keywords, the training run's from the
+  // table of TrainSpec's fields.
+  static const std::string train_doc =
+      R"doc(Train a linear model with one of the papers' noisy iterations (`hsdp train`) on numpy arrays.
+
+X: n x d float64 array (C-contiguous or strided; other numeric dtypes are converted);
+y: n labels (binary losses: two distinct values, the larger -> +1 unless `positive`; softmax:
+class labels -> ids 0..k-1 in numeric order; squared: real values). Features are first
+multiplied by `feature_scale` (public constants: one value, or one per feature), then rows are
+scaled to ||x|| <= record_norm (record-local, keeps privacy); predict/evaluate do the same.
+Noise: sigma (the algorithm's paper convention), noise_std, a target epsilon (with delta) to
+calibrate, or no_noise. With a target epsilon, the keywords left unset among sampling,
+batch_size, epochs/steps, eta and radius are planned from public quantities (n, the model's
+constants, epsilon, delta; docs/training.md "The plan"); result.plan says what and why.
+seed makes the run reproducible (the same seed gives the same model as
+the CLI's --seed on the same records). The result carries the privacy report of the run
+performed.
+
+)doc" + train_keywords_doc() +
+      R"doc(
+and of the request: epsilon, delta (a target epsilon to calibrate sigma, and the delta of the
+report, default 1e-5), no_noise (bool), seed (int), positive (str), feature_scale (list).)doc";
+  m.attr("_train_fields") = train_fields();
+
   py::class_<PyTrainResult>(m, "TrainResult", "A trained linear model and the privacy report of the run performed.")
       .def_property_readonly("theta", [](const PyTrainResult& r) { return theta_array(r.result.model); },
                              "Weights, outputs x (d + bias): the last column is the intercept when bias.")
@@ -321,20 +396,7 @@ void bind_train(py::module_& m) {
         py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
         py::arg("delta") = py::none(), py::arg("no_noise") = false, py::arg("release") = py::none(),
         py::arg("clip") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
-        py::arg("feature_scale") = std::vector<double>{},
-        R"doc(Train a linear model with one of the papers' noisy iterations (`hsdp train`) on numpy arrays.
-
-X: n x d float64 array (C-contiguous or strided; other numeric dtypes are converted);
-y: n labels (binary losses: two distinct values, the larger -> +1 unless `positive`; softmax:
-class labels -> ids 0..k-1 in numeric order; squared: real values). Features are first
-multiplied by `feature_scale` (public constants: one value, or one per feature), then rows are
-scaled to ||x|| <= record_norm (record-local, keeps privacy); predict/evaluate do the same. model: logistic | squared | huber |
-softmax; algorithm: noisy-sgd | noisy-gd | pnsgd | federated | online. Noise: sigma (the
-algorithm's paper convention), noise_std, a target epsilon (with delta) to calibrate, or
-no_noise. With a target epsilon, the keywords left unset among sampling, batch_size,
-epochs/steps, eta and radius are planned from public quantities (n, the model's constants,
-epsilon, delta; docs/training.md "The plan"); result.plan says what and why. seed makes the run reproducible (the same seed gives the same model as the CLI's
---seed on the same records). The result carries the privacy report of the run performed.)doc");
+        py::arg("feature_scale") = std::vector<double>{}, train_doc.c_str());
 
   m.def("audit_mia", &audit_mia_like_cli, py::arg("X"), py::arg("y"), py::kw_only(),
         py::arg("model") = "logistic", py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0,

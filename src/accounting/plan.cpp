@@ -41,6 +41,7 @@
 #include "hsdp/analysis/langevin.hpp"
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
+#include "../report/format.hpp"
 
 namespace hsdp {
 
@@ -670,13 +671,6 @@ Plan plan_online(const PlanProblem& p) {
   return out;
 }
 
-std::string show10(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "inf"; }
-
-nlohmann::json number(double v) {
-  if (std::isinf(v)) return "inf";
-  return v;
-}
-
 }  // namespace
 
 double plan_langevin_r0(const PlanProblem& problem) {
@@ -757,17 +751,17 @@ nlohmann::json to_json(const Plan& p) {
                    {"choice", p.choice}};
   j["utility"] = {{"name", p.utility_name}, {"value", p.utility}, {"bound", p.utility_citation}};
   j["privacy"] = {{"analysis", p.privacy_analysis},
-                  {"epsilon", number(p.paper_privacy.epsilon.value_or(kInf))},
+                  {"epsilon", report::json_nonnegative(p.paper_privacy.epsilon.value_or(kInf))},
                   {"delta", p.target_delta},
                   {"meets_target", meets(p.paper_privacy, p.target_epsilon)}};
   if (p.report.best) {
     const auto& b = p.report.analyses[*p.report.best];
-    j["best"] = {{"name", b.name}, {"epsilon", number(*b.epsilon)}, {"delta", *b.delta}};
+    j["best"] = {{"name", b.name}, {"epsilon", report::json_nonnegative(*b.epsilon)}, {"delta", *b.delta}};
   } else {
     j["best"] = nullptr;
   }
   nlohmann::json details = nlohmann::json::object();
-  for (const auto& d : p.details) details[d.name] = number(d.value);
+  for (const auto& d : p.details) details[d.name] = report::json_nonnegative(d.value);
   j["details"] = details;
   j["notes"] = p.notes;
   j["report"] = to_json(p.report);
@@ -781,17 +775,17 @@ std::string to_text(const Plan& p) {
   const Run& r = p.run;
   out += fmt::format(
       "proposal: sigma={} ({} convention)  noise_std={}{}  steps={}  eta={}{}  batch={}\n",
-      show10(p.sigma), p.convention, show10(r.noise_std.at(1)),
-      r.noise_std.is_constant() ? "" : fmt::format("..{}", show10(r.noise_std.at(r.steps))),
-      r.steps, show10(p.eta),
+      report::show10_or_inf(p.sigma), p.convention, report::show10_or_inf(r.noise_std.at(1)),
+      r.noise_std.is_constant() ? "" : fmt::format("..{}", report::show10_or_inf(r.noise_std.at(r.steps))),
+      r.steps, report::show10_or_inf(p.eta),
       p.eta_schedule == "constant" ? "" : fmt::format(" ({})", p.eta_schedule), r.batch_size);
-  out += fmt::format("predicted {}: {}  [{}]\n", p.utility_name, show10(p.utility),
+  out += fmt::format("predicted {}: {}  [{}]\n", p.utility_name, report::show10_or_inf(p.utility),
                      p.utility_citation);
   out += fmt::format("privacy ({}): epsilon={} at delta={}\n", p.privacy_analysis,
-                     show10(p.paper_privacy.epsilon.value_or(kInf)), show(p.target_delta));
+                     report::show10_or_inf(p.paper_privacy.epsilon.value_or(kInf)), show(p.target_delta));
   if (!p.details.empty()) {
     out += "details:";
-    for (const auto& d : p.details) out += fmt::format(" {}={}", d.name, show10(d.value));
+    for (const auto& d : p.details) out += fmt::format(" {}={}", d.name, report::show10_or_inf(d.value));
     out += "\n";
   }
   for (const auto& n : p.notes) out += "note: " + n + "\n";

@@ -14,22 +14,13 @@
 #include "hsdp/audit/exact.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plot.hpp"
+#include "../report/format.hpp"
 
 namespace hsdp::audit {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-nlohmann::json number(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
-std::string show_value(double v) {
-  if (std::isinf(v)) return "inf";
-  return fmt::format("{:.6g}", v);
-}
 
 std::string instance_text(const ExactResult& e, const Run& run) {
   const std::string slope = fmt::format("{}", show(e.gradient));
@@ -75,11 +66,11 @@ nlohmann::json to_json(const Tightness& t) {
   j["query"] = t.exact.at_delta ? nlohmann::json{{"delta", t.exact.delta}}
                                 : nlohmann::json{{"epsilon", t.exact.epsilon}};
   const auto& e = t.exact;
-  nlohmann::json ex{{"epsilon", number(e.epsilon)},
-                    {"delta", number(e.delta)},
-                    {"error", number(e.error)},
-                    {"interval", {number(e.lo()), number(e.hi())}},
-                    {"coarse", number(e.coarse)},
+  nlohmann::json ex{{"epsilon", report::json_number(e.epsilon)},
+                    {"delta", report::json_number(e.delta)},
+                    {"error", report::json_number(e.error)},
+                    {"interval", {report::json_number(e.lo()), report::json_number(e.hi())}},
+                    {"coarse", report::json_number(e.coarse)},
                     {"grid", e.grid},
                     {"coarse_grid", e.coarse_grid},
                     {"pair", std::string(to_string(e.pair))},
@@ -90,15 +81,15 @@ nlohmann::json to_json(const Tightness& t) {
   if (!e.renyi.empty()) {
     auto& rr = ex["renyi"] = nlohmann::json::array();
     for (const auto& r : e.renyi)
-      rr.push_back({{"alpha", r.alpha}, {"value", number(r.value)}, {"error", number(r.error)}});
+      rr.push_back({{"alpha", r.alpha}, {"value", report::json_number(r.value)}, {"error", report::json_number(r.error)}});
   }
   j["exact"] = std::move(ex);
   auto& bounds = j["bounds"] = nlohmann::json::array();
   for (const auto& b : t.bounds) {
     bounds.push_back({{"name", b.name},
-                      {"epsilon", number(e.at_delta ? b.value : e.epsilon)},
-                      {"delta", number(e.at_delta ? e.delta : b.value)},
-                      {"ratio", number(b.ratio)},
+                      {"epsilon", report::json_number(e.at_delta ? b.value : e.epsilon)},
+                      {"delta", report::json_number(e.at_delta ? e.delta : b.value)},
+                      {"ratio", report::json_number(b.ratio)},
                       {"consistent", b.consistent},
                       {"citation", b.citation}});
   }
@@ -115,13 +106,13 @@ std::string to_table(const Tightness& t) {
   out += e.at_delta ? fmt::format("query: epsilon at delta = {}\n", show(e.delta))
                     : fmt::format("query: delta at epsilon = {}\n", show(e.epsilon));
   out += fmt::format("exact {} = {} +- {}  (grid {} points; {} on {} points)\n", what,
-                     show_value(e.value()), show_value(e.error), e.grid, show_value(e.coarse),
+                     report::show6(e.value()), report::show6(e.error), e.grid, report::show6(e.coarse),
                      e.coarse_grid);
   for (const auto& r : e.renyi)
-    out += fmt::format("exact D_{} = {} +- {}\n", show(r.alpha), show_value(r.value), show_value(r.error));
+    out += fmt::format("exact D_{} = {} +- {}\n", show(r.alpha), report::show6(r.value), report::show6(r.error));
   out += fmt::format("\n{:<26} {:>14} {:>12}\n", "upper bound", what, "bound/exact");
   for (const auto& b : t.bounds)
-    out += fmt::format("{:<26} {:>14} {:>12}{}\n", b.name, show_value(b.value), show_value(b.ratio),
+    out += fmt::format("{:<26} {:>14} {:>12}{}\n", b.name, report::show6(b.value), report::show6(b.ratio),
                        b.consistent ? "" : "  BELOW THE EXACT VALUE");
   if (t.bounds.empty()) out += "  (no upper bound applies to this run)\n";
   for (const auto& [name, reason] : t.not_applicable)

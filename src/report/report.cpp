@@ -5,26 +5,15 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/errors.hpp"
+#include "format.hpp"
 
 namespace hsdp {
 
 namespace {
 
-nlohmann::json number(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
 nlohmann::json schedule_json(const Schedule& s) {
   if (s.is_constant()) return s.at(1);
   return s.values();
-}
-
-// Shortest text that is >= v (values are already rounded up to 10 significant digits).
-std::string show_value(double v) {
-  if (std::isinf(v)) return "inf";
-  if (v == 0) return "0";
-  return fmt::format("{:.10g}", v);
 }
 
 // The per-index view: one row per position, one column per per-index analysis.
@@ -45,7 +34,7 @@ std::string per_index_table(const Report& report) {
     std::string row = fmt::format("{:>12}", v.indices[k]);
     for (const auto& c : v.curves) {
       const auto& p = c.points[k];
-      row += fmt::format("  {:>{}}", show_value(by_delta ? p.epsilon : p.delta),
+      row += fmt::format("  {:>{}}", report::show10(by_delta ? p.epsilon : p.delta),
                          std::max<std::size_t>(16, c.name.size()));
     }
     out += row + "\n";
@@ -70,7 +59,7 @@ nlohmann::json to_json(const Run& run) {
   if (run.loss.smoothness) j["smoothness"] = *run.loss.smoothness;
   j["strong_convexity"] = run.loss.strong_convexity;
   j["convex"] = run.loss.convex;
-  j["diameter"] = number(run.diameter);
+  j["diameter"] = report::json_number(run.diameter);
   j["release"] = to_string(run.release);
   j["adjacency"] = to_string(run.adjacency);
   if (run.index) j["index"] = *run.index;
@@ -96,18 +85,18 @@ nlohmann::json to_json(const Report& report) {
     a["reason"] = r.reason;
     a["kind"] = std::string(to_string(r.kind));
     if (r.applicable) {
-      a["epsilon"] = number(*r.epsilon);
-      a["delta"] = number(*r.delta);
+      a["epsilon"] = report::json_number(*r.epsilon);
+      a["delta"] = report::json_number(*r.delta);
       if (r.index) a["index"] = *r.index;
       if (!r.details.empty()) {
         nlohmann::json d = nlohmann::json::object();
-        for (const auto& x : r.details) d[x.name] = number(x.value);
+        for (const auto& x : r.details) d[x.name] = report::json_number(x.value);
         a["details"] = d;
       }
       if (!r.note.empty()) a["note"] = r.note;
       if (!r.rdp.empty()) {
         nlohmann::json c = nlohmann::json::array();
-        for (const auto& p : r.rdp) c.push_back({{"alpha", p.alpha}, {"epsilon", number(p.epsilon)}});
+        for (const auto& p : r.rdp) c.push_back({{"alpha", p.alpha}, {"epsilon", report::json_number(p.epsilon)}});
         a["rdp"] = c;
       }
     }
@@ -115,7 +104,7 @@ nlohmann::json to_json(const Report& report) {
   }
   if (report.best) {
     const auto& b = report.analyses[*report.best];
-    j["best"] = {{"name", b.name}, {"epsilon", number(*b.epsilon)}, {"delta", number(*b.delta)}};
+    j["best"] = {{"name", b.name}, {"epsilon", report::json_number(*b.epsilon)}, {"delta", report::json_number(*b.delta)}};
   } else {
     j["best"] = nullptr;
   }
@@ -132,7 +121,7 @@ nlohmann::json to_json(const Report& report) {
       a["points"] = nlohmann::json::array();
       for (const auto& pt : c.points)
         a["points"].push_back(
-            {{"index", pt.index}, {"epsilon", number(pt.epsilon)}, {"delta", number(pt.delta)}});
+            {{"index", pt.index}, {"epsilon", report::json_number(pt.epsilon)}, {"delta", report::json_number(pt.delta)}});
       p["analyses"].push_back(a);
     }
     j["per_index"] = p;
@@ -156,19 +145,19 @@ std::string to_table(const Report& report) {
       value = "-";
       rest = "not applicable: " + r.reason;
     } else {
-      value = show_value(by_delta ? *r.epsilon : *r.delta);
+      value = report::show10(by_delta ? *r.epsilon : *r.delta);
       if (r.kind == BoundKind::lower) rest += "[lower bound] ";
       if (r.kind == BoundKind::heuristic) rest += "[heuristic, not a guarantee] ";
       if (report.best && *report.best == i) rest += "[best] ";
       if (r.index) rest += fmt::format("index {} ", *r.index);
-      for (const auto& d : r.details) rest += fmt::format("{}={} ", d.name, show_value(d.value));
+      for (const auto& d : r.details) rest += fmt::format("{}={} ", d.name, report::show10(d.value));
       if (!r.note.empty()) rest += r.note;
     }
     out += fmt::format("{:<{}}  {:>16}  {}\n", r.name, width, value, rest);
     if (r.applicable && !r.rdp.empty()) {
       std::string curve;
       for (const auto& p : r.rdp)
-        curve += fmt::format(" eps({})={}", show(p.alpha), show_value(p.epsilon));
+        curve += fmt::format(" eps({})={}", show(p.alpha), report::show10(p.epsilon));
       out += fmt::format("{:<{}}  {:>16}  RDP:{}\n", "", width, "", curve);
     }
   }
@@ -177,8 +166,8 @@ std::string to_table(const Report& report) {
     out += fmt::format("  {}: {}\n", r.name, r.citation);
   if (report.best) {
     const auto& b = report.analyses[*report.best];
-    out += fmt::format("\nbest: {} (epsilon = {}, delta = {})\n", b.name, show_value(*b.epsilon),
-                       show_value(*b.delta));
+    out += fmt::format("\nbest: {} (epsilon = {}, delta = {})\n", b.name, report::show10(*b.epsilon),
+                       report::show10(*b.delta));
   } else {
     out += "\nbest: none (no analysis applies to this run)\n";
   }

@@ -2,20 +2,136 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "hsdp/errors.hpp"
 
 namespace hsdp::train {
+
+namespace {
+
+using Range = TrainField::Range;
+using Type = TrainField::Type;
+
+TrainField sw(TrainField f, bool TrainSpec::*m) {
+  f.type = Type::switch_;
+  f.flag = m;
+  return f;
+}
+TrainField re(TrainField f, double TrainSpec::*m, Range range = Range::any) {
+  f.type = Type::real;
+  f.real = m;
+  f.range = range;
+  return f;
+}
+TrainField re(TrainField f, std::optional<double> TrainSpec::*m) {
+  f.type = Type::real;
+  f.optional_real = m;
+  return f;
+}
+TrainField in(TrainField f, std::optional<std::int64_t> TrainSpec::*m) {
+  f.type = Type::integer;
+  f.optional_integer = m;
+  return f;
+}
+TrainField wd(TrainField f, std::string TrainSpec::*m, std::string_view choices, bool required = false) {
+  f.type = Type::word;
+  f.word = m;
+  f.choices = choices;
+  f.required = required;
+  return f;
+}
+TrainField wd(TrainField f, std::optional<std::string> TrainSpec::*m, std::string_view choices) {
+  f.type = Type::word;
+  f.optional_word = m;
+  f.choices = choices;
+  return f;
+}
+
+// The order of this table is the order of the command's flags (`hsdp train --help`).
+const std::vector<TrainField>& table() {
+  static const std::vector<TrainField> fields = {
+      wd({"model", "Loss: logistic|squared|huber|softmax"}, &TrainSpec::model,
+         "logistic|squared|huber|softmax", true),
+      re({"l2", "L2 regulariser lambda (strong convexity)"}, &TrainSpec::l2, Range::nonnegative),
+      re({"huber_smoothing", "Smoothing width h of the huber hinge"}, &TrainSpec::huber_smoothing,
+         Range::positive),
+      re({"label_bound", "Squared loss: bound Y on |label|"}, &TrainSpec::label_bound, Range::positive),
+      sw({"no_bias", "No intercept"}, &TrainSpec::no_bias),
+      re({"record_norm", "R: every record is scaled to ||x|| <= R (record-local; the bias adds 1 to R^2)"},
+         &TrainSpec::record_norm, Range::positive),
+      wd({"constraint", "Constraint set: ball|box|none"}, &TrainSpec::constraint, "ball|box|none"),
+      re({"radius", "Radius r of the ball (half-width of the box); default 10, planned with a target epsilon"}, &TrainSpec::radius),
+      wd({"algorithm", "noisy-sgd|noisy-gd|pnsgd|federated|online"}, &TrainSpec::algorithm,
+         "noisy-sgd|noisy-gd|pnsgd|federated|online"),
+      wd({"sampling", "noisy-sgd batches: poisson|fixed|shuffle|cyclic|full (default poisson; planned with a target epsilon)"},
+         &TrainSpec::sampling, "poisson|fixed|shuffle|cyclic|full"),
+      in({"batch_size", "Batch size b (users per round m for federated; default min(256, n/4), planned with a target epsilon)"}, &TrainSpec::batch_size),
+      in({"steps", "Number of steps T"}, &TrainSpec::steps),
+      re({"epochs", "Epochs (noisy-sgd: T = epochs n / b, default 1; noisy-gd: T = epochs, default 100; planned with a target epsilon)"},
+         &TrainSpec::epochs),
+      re({"eta", "Step size (default 1/beta; planned with a target epsilon: 1.98/beta)"}, &TrainSpec::eta),
+      wd({"eta_schedule", "constant|inv-sqrt|inv-t (default constant; online inv-sqrt)"},
+         &TrainSpec::eta_schedule, "constant|inv-sqrt|inv-t"),
+      wd({"noise", "gaussian|laplace"}, &TrainSpec::noise, "gaussian|laplace"),
+      re({"sigma", "The algorithm's own noise parameter sigma (its paper's convention)"}, &TrainSpec::sigma),
+      re({"noise_std", "Noise std in parameter space per step"}, &TrainSpec::noise_std),
+      wd({"release", "last|random-stop|every (default last; online random-stop; every: accounted as if "
+                     "every iterate were published)"},
+         &TrainSpec::release, "last|random-stop|every"),
+      re({"clip", "Per-example gradient clipping norm C (only the composition baseline stays valid)"},
+         &TrainSpec::clip),
+  };
+  return fields;
+}
+
+// The names of a '|'-separated list of choices, as pick_choice lists them ("a, b, c").
+std::string listed(std::string_view choices, std::string_view separator) {
+  std::string out;
+  for (const char c : choices) {
+    if (c == '|') out += separator;
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const TrainField> TrainSpec::fields() { return table(); }
+
+std::string TrainField::default_text() const {
+  if (!has_default()) return "";
+  const TrainSpec defaults;
+  if (flag) return defaults.*flag ? "true" : "false";
+  if (real) return show(defaults.*real);
+  return defaults.*word;
+}
+
+std::string TrainField::allowed() const {
+  switch (range) {
+    case Range::positive: return "> 0";
+    case Range::nonnegative: return ">= 0";
+    case Range::any: break;
+  }
+  return listed(choices, " | ");
+}
 
 TrainConfig TrainSpec::resolve() const {
   const TrainSpec& o = *this;
   TrainConfig c;
   c.algorithm = parse_algorithm(o.algorithm);
   c.loss.kind = parse_loss(o.model);
-  c.loss.l2 = require_nonnegative(opt("l2"), o.l2);
-  c.loss.huber_smoothing = require_positive(opt("huber_smoothing"), o.huber_smoothing);
-  c.loss.label_bound = require_positive(opt("label_bound"), o.label_bound);
+  // The real fields with a range in the table, in its order.
+  for (const TrainField& f : fields()) {
+    if (!f.real || f.range == Range::any) continue;
+    if (f.range == Range::positive) require_positive(opt(f.name), o.*f.real);
+    else require_nonnegative(opt(f.name), o.*f.real);
+  }
+  c.loss.l2 = o.l2;
+  c.loss.huber_smoothing = o.huber_smoothing;
+  c.loss.label_bound = o.label_bound;
   c.bias = !o.no_bias;
-  c.record_norm = require_positive(opt("record_norm"), o.record_norm);
+  c.record_norm = o.record_norm;
   c.constraint.kind = pick_choice<ConstraintKind>(
       opt("constraint"), o.constraint,
       {{"ball", ConstraintKind::ball}, {"box", ConstraintKind::box}, {"none", ConstraintKind::none}});

@@ -1,15 +1,55 @@
 // How a user states a training run (the request of `hsdp train`, `hsdp audit mia`,
 // hsdp.train and hsdp.audit_mia), and its resolution into the trainer's configuration with
-// the trainer's defaults: one translation, so the front ends cannot drift apart.
+// the trainer's defaults: one translation, so the front ends cannot drift apart. The fields
+// are one table (TrainSpec::fields()): the CLI registers a flag per field from it, and the
+// Python docstrings list the keywords from it.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::train {
+
+struct TrainSpec;
+
+/// One field of a TrainSpec: its library name (the CLI flag is `--` with '-' for '_'; the
+/// Python keyword is the name, except no_bias, stated in Python as bias=True|False), what it
+/// means, what it allows, and the member of TrainSpec that holds it (exactly one of the
+/// member pointers is set, by the member's type). Its default is the value of a
+/// default-constructed TrainSpec (default_text()); an optional member has none: the trainer
+/// picks it, as the help says.
+struct TrainField {
+  enum class Type { switch_, integer, real, word };
+  /// What resolve() requires of a real value (checked from this table).
+  enum class Range { any, positive, nonnegative };
+  std::string_view name;
+  std::string_view help;
+  Type type = Type::real;
+  Range range = Range::any;
+  std::string_view choices = {};  ///< a word: the names resolve() accepts, '|'-separated
+  bool required = false;     ///< must be stated (no default)
+  bool TrainSpec::*flag = nullptr;
+  double TrainSpec::*real = nullptr;
+  std::string TrainSpec::*word = nullptr;
+  std::optional<double> TrainSpec::*optional_real = nullptr;
+  std::optional<std::int64_t> TrainSpec::*optional_integer = nullptr;
+  std::optional<std::string> TrainSpec::*optional_word = nullptr;
+
+  bool is_switch() const { return type == Type::switch_; }
+  /// Whether a default-constructed TrainSpec holds a value for it (not required, not optional).
+  bool has_default() const { return !required && (flag || real || word); }
+  /// That value as text: a number in its shortest round-trip form, a word, "false" for a
+  /// switch; empty when !has_default().
+  std::string default_text() const;
+  /// The allowed values as text: "> 0", ">= 0", "logistic | squared | huber | softmax";
+  /// empty when any value of the type is accepted here.
+  std::string allowed() const;
+};
 
 struct TrainSpec {
   std::string model;  ///< logistic | squared | huber | softmax
@@ -28,6 +68,9 @@ struct TrainSpec {
   /// delta, no-noise), the seed and progress are left to the caller. Throws InvalidArgument
   /// naming the field.
   TrainConfig resolve() const;
+
+  /// Every field, in the order of the command's flags.
+  static std::span<const TrainField> fields();
 };
 
 }  // namespace hsdp::train

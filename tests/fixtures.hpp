@@ -1,0 +1,94 @@
+// Runs, data sets and closed forms that a library test file and the CLI test of the same area
+// (tests/cli/) both use, so the two assert against one reference.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "hsdp/data/dataset.hpp"
+#include "hsdp/divergence/hockey_stick.hpp"
+#include "hsdp/plan.hpp"
+#include "hsdp/run.hpp"
+
+namespace hsdp::testing {
+
+// ---- audit exact: a run with L = beta = 1 and constant step size and noise.
+inline hsdp::Run make_run(std::int64_t n, std::int64_t steps, std::int64_t b, hsdp::Sampling sampling,
+                          double eta, double std, double diameter) {
+  hsdp::Run r;
+  r.n = n;
+  r.steps = steps;
+  r.batch_size = b;
+  r.sampling = sampling;
+  r.eta = hsdp::Schedule(eta);
+  r.noise_std = hsdp::Schedule(std);
+  r.loss.lipschitz = 1.0;
+  r.loss.smoothness = 1.0;
+  r.diameter = diameter;
+  return r;
+}
+
+// ---- audit mia: a tiny binary dataset: n = 24 records in 3 features, the third always 0 (so
+// the canary goes there), 14 labelled +1 and 10 labelled -1.
+inline hsdp::data::Dataset tiny_dataset() {
+  hsdp::data::Dataset d;
+  d.n = 24;
+  d.d = 3;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-0.6, 0.6);
+  for (std::size_t i = 0; i < d.n; ++i) {
+    const double y = i < 14 ? 1.0 : -1.0;
+    d.x.push_back(0.2 * y + u(rng));
+    d.x.push_back(u(rng));
+    d.x.push_back(0.0);
+    d.y.push_back(y);
+  }
+  return d;
+}
+
+// ---- federated Thm 2 as printed (general schedules), by the plain double loop:
+// (m/n) sum_t theta(2L/(sqrt(m) sigma_t)) prod_{j>t} theta(2 rho sqrt(m) / (eta_j sigma_j)).
+inline double thm2_brute(double eps, std::int64_t n, std::int64_t m, const std::vector<double>& eta,
+                         const std::vector<double>& sigma, double L, double rho) {
+  using hsdp::div::theta;
+  const std::size_t T = eta.size();
+  const double sm = std::sqrt(static_cast<double>(m));
+  double sum = 0;
+  for (std::size_t t = 0; t < T; ++t) {
+    double term = theta(eps, 2 * L / (sm * sigma[t]));
+    for (std::size_t j = t + 1; j < T; ++j) term *= theta(eps, 2 * rho * sm / (eta[j] * sigma[j]));
+    sum += term;
+  }
+  return static_cast<double>(m) / static_cast<double>(n) * sum;
+}
+
+// ---- langevin Fig. 1 caption, written out independently: our analysis and the composition
+// baseline.
+inline double fig1_ours(double alpha, double lambda, double K) {
+  const double S = 4, n = 5000, eta = 0.02, sigma = 0.02;
+  return alpha * S * S / (lambda * sigma * sigma * n * n) * (1 - std::exp(-lambda * eta * K / 2));
+}
+inline double fig1_composition(double alpha, double K) {
+  const double S = 4, n = 5000, eta = 0.02, sigma = 0.02;
+  return alpha * S * S / (4 * sigma * sigma * n * n) * eta * K;
+}
+
+// ---- plan: the langevin setting at epsilon = 1, delta = 1e-5, n = 1000, L = 1, D = 1, d = 10.
+inline hsdp::PlanProblem langevin_problem(double beta, double lambda) {
+  hsdp::PlanProblem p;
+  p.setting = hsdp::PlanSetting::langevin;
+  p.epsilon = 1.0;
+  p.delta = 1e-5;
+  p.n = 1000;
+  p.lipschitz = 1.0;
+  p.smoothness = beta;
+  p.strong_convexity = lambda;
+  p.diameter = 1.0;
+  p.dimension = 10;
+  return p;
+}
+
+}  // namespace hsdp::testing
