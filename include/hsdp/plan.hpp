@@ -34,9 +34,10 @@
 
 namespace hsdp {
 
-enum class PlanSetting { langevin, federated, online };
+enum class PlanSetting { langevin, federated, online, noisy_sgd };
 std::string_view to_string(PlanSetting);
-/// Parses "langevin" | "federated" | "online"; throws InvalidArgument naming `parameter`.
+/// Parses "langevin" | "federated" | "online" | "noisy-sgd"; throws InvalidArgument naming
+/// `parameter`.
 PlanSetting parse_plan_setting(std::string_view text, const Param& parameter = opt("setting"));
 
 /// What the user fixes. Which fields a setting needs (InvalidArgument naming the field when
@@ -127,6 +128,36 @@ double plan_federated_bound(const PlanProblem& problem, std::int64_t m, double s
 /// journal Prop. 3 for the released iterate W_{tau+1} (docs/analyses/online-gd.md decision 5):
 /// 3 M dia(W) / (2 sqrt n) + (d / (2n)) sum_t noise_std_t^2 / eta_t + M dia(W) / (2 n^{3/2}).
 double plan_online_regret(const Run& run);
+
+// ---- the training plan (docs/training.md "The plan"; setting noisy-sgd; hsdp train) ----
+
+/// The Gaussian-DP parameter mu whose exact curve delta(eps; mu) meets (epsilon, delta):
+/// the largest mu with delta(epsilon; mu) <= delta (to 1e-12 relative). A planning
+/// quantity, not a bound.
+double gdp_mu_for(double epsilon, double delta);
+
+/// The rule's numbers for n records, a per-record gradient bound L and a step eta:
+/// T = round(n mu / (2 L eta)) (at least 1); l = floor(sqrt(T/4)) batches per epoch, raised to
+/// keep at most 100 epochs, at most n, moved to a divisor of n within a factor 2; b = n / l
+/// (or the given batch size, then l = n / b); steps = whole epochs when b divides n, else T.
+struct TrainingRule {
+  double mu = 0;
+  std::int64_t target_steps = 0, batches_per_epoch = 0, batch_size = 0, epochs = 0, steps = 0;
+};
+TrainingRule training_rule(std::int64_t n, double lipschitz, double eta, double epsilon,
+                           double delta, std::optional<std::int64_t> batch_size = std::nullopt);
+
+/// A batch policy calibrated for a target: `base` with its sampling replaced, the smallest
+/// noise std (every upper-bound analysis; calibrate()) that meets (epsilon, delta).
+struct PolicyCandidate {
+  Sampling sampling = Sampling::cyclic;
+  bool feasible = false;
+  double noise_std = 0;   ///< per-step std in parameter space
+  std::string analysis;   ///< the bound that certified it
+  std::string reason;     ///< when not feasible
+  Run run;                ///< the calibrated run (when feasible)
+};
+PolicyCandidate calibrate_policy(Run base, Sampling sampling, double epsilon, double delta);
 
 /// {"setting","target":{"epsilon","delta"},"feasible", and when feasible:
 ///  "proposal":{"sigma","convention","noise_std","noise_std_last","steps","eta",

@@ -53,14 +53,16 @@ std::string_view to_string(PlanSetting s) {
       return "federated";
     case PlanSetting::online:
       return "online";
+    case PlanSetting::noisy_sgd:
+      return "noisy-sgd";
   }
   return "?";
 }
 
 PlanSetting parse_plan_setting(std::string_view text, const Param& parameter) {
-  for (auto s : {PlanSetting::langevin, PlanSetting::federated, PlanSetting::online})
+  for (auto s : {PlanSetting::langevin, PlanSetting::federated, PlanSetting::online, PlanSetting::noisy_sgd})
     if (text == to_string(s)) return s;
-  fail(parameter, text, "one of langevin, federated, online");
+  fail(parameter, text, "one of langevin, federated, online, noisy-sgd");
 }
 
 namespace {
@@ -717,6 +719,10 @@ double plan_online_regret(const Run& run) {
   return 1.5 * M * D / std::sqrt(n) + d / (2.0 * n) * noise + M * D / (2.0 * n * std::sqrt(n));
 }
 
+namespace detail {
+Plan plan_noisy_sgd(const PlanProblem& problem);  // plan_training.cpp
+}  // namespace detail
+
 Plan plan(const PlanProblem& problem) {
   check_common(problem);
   switch (problem.setting) {
@@ -726,8 +732,10 @@ Plan plan(const PlanProblem& problem) {
       return plan_federated(problem);
     case PlanSetting::online:
       return plan_online(problem);
+    case PlanSetting::noisy_sgd:
+      return detail::plan_noisy_sgd(problem);
   }
-  fail("setting", "?", "one of langevin, federated, online");
+  fail("setting", "?", "one of langevin, federated, online, noisy-sgd");
 }
 
 nlohmann::json to_json(const Plan& p) {
@@ -800,10 +808,13 @@ void check_plan_request(const PlanProblem& p) {
   require_range(opt("n"), p.n, 1, std::int64_t{1} << 53);
   if (p.setting != PlanSetting::langevin && p.r0)
     fail(opt("r0"), *p.r0, fmt::format("used with {} only", error_field("setting", "langevin")));
-  if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance || p.batch_size))
-    fail(fmt::format("{}/{}/{}", error_field("gradient_bound"), error_field("gradient_variance"),
-                     error_field("batch_size")),
+  if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance))
+    fail(fmt::format("{}/{}", error_field("gradient_bound"), error_field("gradient_variance")),
          "(given)", fmt::format("used with {} only", error_field("setting", "federated")));
+  if (p.setting != PlanSetting::federated && p.setting != PlanSetting::noisy_sgd && p.batch_size)
+    fail(opt("batch_size"), static_cast<double>(*p.batch_size),
+         fmt::format("used with {} or {} only", error_field("setting", "federated"),
+                     error_field("setting", "noisy-sgd")));
 }
 
 }  // namespace hsdp

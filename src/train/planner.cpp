@@ -10,10 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hsdp/calibrate.hpp"
-#include "hsdp/divergence/pld.hpp"
 #include "hsdp/errors.hpp"
-#include "hsdp/numerics/root.hpp"
+#include "hsdp/plan.hpp"
 
 namespace hsdp::train {
 
@@ -21,61 +19,8 @@ namespace {
 
 constexpr double kEtaFraction = 1.98;     // eta = 1.98 / beta: contractive (< 2/beta)
 constexpr double kPlannedRadius = 100.0;  // a ball that does not bind (Lipschitz losses)
-constexpr double kPriceFraction = 4.0;    // l^2 <= T / 4: the cyclic-batch price
-constexpr double kMaxEpochs = 100.0;      // compute cap of a planned run
-
-/// Batches per epoch: floor(sqrt(T/4)), raised to keep the epochs <= 100, at most n; then
-/// a divisor of n within a factor 2 (below first, never below the epoch cap's floor), so
-/// that epochs are whole and cyclic batches partition the records.
-std::int64_t batches_per_epoch(std::int64_t T, std::int64_t n) {
-  const double Td = static_cast<double>(T);
-  std::int64_t l = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(std::sqrt(Td / kPriceFraction))));
-  const auto floor_cap = static_cast<std::int64_t>(std::ceil(Td / kMaxEpochs));
-  l = std::clamp<std::int64_t>(std::max(l, floor_cap), 1, n);
-  if (n % l == 0) return l;
-  for (std::int64_t k = l - 1; k >= std::max<std::int64_t>({1, floor_cap, (l + 1) / 2}); --k)
-    if (n % k == 0) return k;
-  for (std::int64_t k = l + 1; k <= std::min<std::int64_t>(n, 2 * l); ++k)
-    if (n % k == 0) return k;
-  return l;
-}
-
-TrainingPlan::Candidate calibrate_candidate(TrainConfig c, Sampling sampling, std::int64_t n,
-                                           std::size_t d, std::size_t outputs, double epsilon) {
-  TrainingPlan::Candidate out;
-  out.sampling = sampling;
-  c.sampling = sampling;
-  c.target_epsilon.reset();
-  c.sigma.reset();
-  c.noise_std = 1.0;  // the start of the search; calibrated below
-  const Run run = planned_run(c, n, d, outputs);
-  CalibrationOptions options;
-  options.noise = NoiseParameter{NoiseUnit::std, Convention::journal, 1.0};
-  const CalibrationResult r =
-      calibrate(run, CalibrationParameter::noise, epsilon, c.delta, options);
-  out.feasible = r.feasible;
-  if (r.feasible) {
-    out.noise_std = r.value;
-    out.analysis = r.achieved_name;
-  } else {
-    out.reason = r.reason;
-  }
-  return out;
-}
 
 }  // namespace
-
-double gdp_mu_for(double epsilon, double delta) {
-  require_positive(opt("epsilon"), epsilon);
-  require_open(opt("delta"), delta, 0.0, 1.0);
-  const double log_target = std::log(delta);
-  // delta(eps; mu) increases with mu: the condition log delta(eps; mu) <= log delta holds
-  // below the boundary. mu = 1e-6 meets any target here; mu = 1e3 none below delta = 1.
-  auto f = [&](double mu) { return div::gdp_log_delta(epsilon, mu) - log_target; };
-  const double lo = 1e-6, hi = 1e3;
-  if (f(lo) > 0) return lo;
-  return num::monotone_boundary(f, lo, hi, num::Holds::below);
-}
 
 std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_t n,
                                           std::size_t d, std::size_t outputs) {
@@ -108,9 +53,11 @@ std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_
     p.chosen.emplace_back("eta");
   }
   const double eta = k.eta.value_or(1.0 / p.smoothness);  // the trainer's default when stated nowhere
-  p.mu = gdp_mu_for(epsilon, delta);
-  const double Td = std::round(static_cast<double>(n) * p.mu / (2 * p.lipschitz * eta));
-  p.target_steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min(Td, 1e12)));
+  const TrainingRule rule = training_rule(
+      n, p.lipschitz, eta, epsilon, delta,
+      sgd && !u.batch_size ? std::optional<std::int64_t>(k.batch_size) : std::nullopt);
+  p.mu = rule.mu;
+  p.target_steps = rule.target_steps;
   const std::int64_t T = p.target_steps;
 
   std::string batches;
@@ -122,22 +69,16 @@ std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_
       p.chosen.emplace_back("epochs");
     }
   } else {
-    std::int64_t b = k.batch_size;
+    p.batches_per_epoch = rule.batches_per_epoch;
     if (u.batch_size) {
-      p.batches_per_epoch = batches_per_epoch(T, n);
-      b = std::max<std::int64_t>(1, n / p.batches_per_epoch);
-      k.batch_size = b;
+      k.batch_size = rule.batch_size;
       k.batch_size_is_default = false;
       p.chosen.emplace_back("batch_size");
-    } else {
-      p.batches_per_epoch = std::max<std::int64_t>(1, n / std::max<std::int64_t>(1, b));
     }
-    const std::int64_t l = p.batches_per_epoch;
+    const std::int64_t b = k.batch_size;
     if (u.length) {
-      // Whole epochs when the batches partition the records (the cyclic analyses' fast path).
-      const std::int64_t epochs = (T + l - 1) / l;
-      k.epochs = static_cast<double>(epochs);
-      k.steps = (n % b == 0 && n / b == l) ? epochs * l : T;
+      k.epochs = static_cast<double>(rule.epochs);
+      k.steps = rule.steps;
       p.chosen.emplace_back("epochs");
     }
     if (u.sampling) {
@@ -148,12 +89,16 @@ std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_
       } else {
         std::vector<Sampling> options{Sampling::poisson};
         if (k.release != Release::every) options.insert(options.begin(), Sampling::cyclic);
-        for (Sampling s : options) p.candidates.push_back(calibrate_candidate(k, s, n, d, outputs, epsilon));
-        const TrainingPlan::Candidate* best = nullptr;
+        TrainConfig probe = k;  // the run as planned, noise stated only to describe it
+        probe.target_epsilon.reset();
+        probe.sigma.reset();
+        probe.noise_std = 1.0;
+        const Run base = planned_run(probe, n, d, outputs);
+        for (Sampling s : options) p.candidates.push_back(calibrate_policy(base, s, epsilon, delta));
+        const PolicyCandidate* best = nullptr;
         for (const auto& c : p.candidates)
           if (c.feasible && (!best || c.noise_std < best->noise_std)) best = &c;
-        if (best) k.sampling = best->sampling;  // else the first candidate: train() explains
-        else k.sampling = p.candidates.front().sampling;
+        k.sampling = best ? best->sampling : p.candidates.front().sampling;  // else train() explains
         std::vector<std::string> parts;
         for (const auto& c : p.candidates)
           parts.push_back(c.feasible ? fmt::format("{} needs noise std {} ({})", to_string(c.sampling),

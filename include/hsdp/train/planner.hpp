@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "hsdp/plan.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::train {
@@ -44,15 +45,9 @@ struct TrainingPlan {
   /// The fields the plan chose, by their request names (sampling, batch_size, epochs, eta,
   /// radius); the other fields were stated.
   std::vector<std::string> chosen;
-  /// A batch policy compared by the noise it needs for the target at the plan's (b, T, eta).
-  struct Candidate {
-    Sampling sampling = Sampling::cyclic;
-    bool feasible = false;
-    double noise_std = 0;    ///< per-step std in parameter space (calibrated)
-    std::string analysis;    ///< the bound that certified it
-    std::string reason;      ///< when not feasible
-  };
-  std::vector<Candidate> candidates;
+  /// The batch policies compared by the noise each needs for the target at the plan's
+  /// (b, T, eta) (plan.hpp calibrate_policy).
+  std::vector<PolicyCandidate> candidates;
   /// One paragraph: what was chosen and why (printed by the CLI, stored in the model file).
   std::string summary;
 };
@@ -62,9 +57,5 @@ struct TrainingPlan {
 /// noisy-gd, or every plannable field stated. Throws InvalidArgument for a bad target.
 std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_t n,
                                           std::size_t d, std::size_t outputs);
-
-/// The Gaussian-DP parameter mu whose exact curve delta(eps; mu) meets (epsilon, delta):
-/// the largest mu with delta(epsilon; mu) <= delta (to 1e-12 relative).
-double gdp_mu_for(double epsilon, double delta);
 
 }  // namespace hsdp::train
