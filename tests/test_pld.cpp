@@ -442,6 +442,36 @@ TEST(CompositionPld, IsTheLibraryPldOfTheRunAndBeatsRdp) {
     }
 }
 
+TEST(CompositionPld, TheRunsGridKnobsAreTheLibrarysOptions) {
+  const auto pld = hsdp::find_analysis("composition-pld");
+  auto run = dpsgd_run(60000, 600, 10000, 1.0, hsdp::Sampling::poisson);
+  run.pld_interval = 2e-4;
+  run.pld_cells = 20;
+  const auto r = pld->evaluate(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(r.applicable) << r.reason;
+  PldOptions o;
+  o.interval = 2e-4;
+  o.cells = 20;
+  const double lib = dpsgd(0.01, 1.0, 10000, Neighbours::remove, Subsampling::poisson, o).epsilon(1e-5);
+  EXPECT_GE(*r.epsilon, lib);  // rounded up
+  EXPECT_LE(*r.epsilon, lib * (1 + 2e-9));
+  // Tighter than the default grid (6.18824), still above dp_accounting's h = 1e-4 (6.1877).
+  EXPECT_LT(*r.epsilon, 6.1880);
+  EXPECT_GT(*r.epsilon, 6.1870);
+  bool interval_reported = false;
+  for (const auto& d : r.details) interval_reported |= d.name == "pld_interval" && d.value == 2e-4;
+  EXPECT_TRUE(interval_reported);
+  // Out of range on a Run built in code: an error naming the run field, not a silent
+  // coarser grid.
+  run.pld_interval = 2.0;
+  try {
+    (void)pld->epsilon(run, 1e-5);
+    ADD_FAILURE() << "no error";
+  } catch (const hsdp::InvalidArgument& e) {
+    EXPECT_EQ(e.field(), "pld_interval");
+  }
+}
+
 TEST(CompositionPld, ScheduleTinyNoiseAndLaplace) {
   const auto pld = hsdp::find_analysis("composition-pld");
   // A step-size schedule: thousands of distinct noise multipliers, bucketed downwards.

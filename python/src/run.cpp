@@ -136,6 +136,10 @@ raises ValueError with the CLI's message, naming the keyword):
   adjacency (str)      "replace" | "remove"
   index (int)          position 1..n of the differing record (per-index analyses)
   dimension (int)      model dimension d (utility bounds)
+  pld_interval (float) grid spacing of the privacy losses in the PLD analyses
+                       (composition-pld, shifted-interpolation), [1e-6, 0.5], default 1e-3
+  pld_cells (float)    grid cells per std of one step's loss that their automatic
+                       refinement aims at, [1, 1000], default 40 (docs/pld.md)
   example (bool)       fill unset keywords with the built-in example (journal Fig. 2)
 
 Example: hsdp.Run(n=1000, eta=0.05, sigma=3, convention="journal", lipschitz=1,
@@ -178,6 +182,8 @@ smoothness=1, diameter=1)
       .def_property_readonly("dimension", [](const PyRun& r) { return r.run.dimension; })
       .def_property_readonly("clip", [](const PyRun& r) { return r.run.clip; })
       .def_property_readonly("lsi", [](const PyRun& r) { return r.run.lsi_constant; })
+      .def_property_readonly("pld_interval", [](const PyRun& r) { return r.run.pld_interval; })
+      .def_property_readonly("pld_cells", [](const PyRun& r) { return r.run.pld_cells; })
       .def("summary", [](const PyRun& r) { return r.run.summary(); }, "One-line summary.")
       .def(
           "cli_args",

@@ -163,14 +163,17 @@ LossLaw add_order_law(double q, double s, double c) {
 
 // ------------------------------------------------------------------ options
 
-void validate(const PldOptions& o) {
-  require_closed("pld.interval", o.interval, 1e-6, 0.5);
-  require_closed("pld.tail_mass", o.tail_mass, 1e-300, 1e-6);
-  require_closed("pld.truncation_mass", o.truncation_mass, 1e-300, 1e-6);
-  require_range("pld.max_length", o.max_length, std::int64_t{1} << 10, std::int64_t{1} << 28);
-  require_range("pld.refinement", o.refinement, 0, 64);
-  require_range("pld.block", o.block, 0, 1000000);
-  require_closed("pld.cells", o.cells, 1.0, 1000.0);
+void validate(const PldOptions& o, const std::function<Param(std::string_view member)>& field) {
+  auto name = [&](std::string_view member) {
+    return field ? field(member) : Param(fmt::format("pld.{}", member));
+  };
+  require_closed(name("interval"), o.interval, 1e-6, 0.5);
+  require_closed(name("tail_mass"), o.tail_mass, 1e-300, 1e-6);
+  require_closed(name("truncation_mass"), o.truncation_mass, 1e-300, 1e-6);
+  require_range(name("max_length"), o.max_length, std::int64_t{1} << 10, std::int64_t{1} << 28);
+  require_range(name("refinement"), o.refinement, 0, 64);
+  require_range(name("block"), o.block, 0, 1000000);
+  require_closed(name("cells"), o.cells, 1.0, 1000.0);
 }
 
 // ------------------------------------------------------------------ GDP helpers
