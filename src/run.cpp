@@ -130,6 +130,10 @@ void Run::validate() const {
   if (dimension) require_range("dimension", *dimension, 1, kMax);
   if (clip) require_positive("clip", *clip);
   if (lsi_constant) require_positive("lsi_constant", *lsi_constant);
+  // Positive here; the ranges of the grid are div::validate's (PldOptions), checked where
+  // the grid is built and, for a stated run, by RunSpec::resolve naming the field.
+  if (pld_interval) require_positive("pld_interval", *pld_interval);
+  if (pld_cells) require_positive("pld_cells", *pld_cells);
 }
 
 double Run::laplace_scale(std::int64_t t) const { return noise_std.at(t) / std::sqrt(2.0); }
@@ -159,6 +163,8 @@ std::string Run::summary() const {
   if (dimension) out += fmt::format(" d={}", *dimension);
   if (clip) out += fmt::format(" clip={}", show(*clip));
   if (lsi_constant) out += fmt::format(" lsi={}", show(*lsi_constant));
+  if (pld_interval) out += fmt::format(" pld_interval={}", show(*pld_interval));
+  if (pld_cells) out += fmt::format(" pld_cells={}", show(*pld_cells));
   return out;
 }
 

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "hsdp/divergence/pld.hpp"
+
 namespace hsdp {
 
 std::string_view to_string(NoiseUnit u) {
@@ -124,6 +126,14 @@ const std::vector<Binding>& bindings() {
       in({"index", "Position i (1..n) of the differing record (per-index analyses)"}, &RunSpec::index),
       wd({"release", "What is published: last|random-stop|every (default last)"}, &RunSpec::release),
       wd({"adjacency", "Neighbouring datasets: replace|remove (default replace)"}, &RunSpec::adjacency),
+      re({"pld_interval", "Grid spacing of the privacy losses in the PLD analyses (composition-pld, "
+                          "shifted-interpolation), in [1e-6, 0.5]; default 1e-3. Smaller is tighter "
+                          "and slower (docs/pld.md)"},
+         &RunSpec::pld_interval),
+      re({"pld_cells", "Grid cells per std of one step's privacy loss that the PLD analyses' "
+                       "automatic refinement aims at, in [1, 1000]; default 40. Larger is tighter "
+                       "and slower (docs/pld.md)"},
+         &RunSpec::pld_cells),
   };
   return table;
 }
@@ -236,6 +246,8 @@ RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& no
   s.index = run.index;
   s.release = std::string(to_string(run.release));
   if (run.adjacency != Adjacency::replace) s.adjacency = std::string(to_string(run.adjacency));
+  s.pld_interval = run.pld_interval;
+  s.pld_cells = run.pld_cells;
   return s;
 }
 
@@ -312,6 +324,15 @@ Run RunSpec::resolve() const {
   run.adjacency = parse_name<Adjacency>(f.adjacency.value_or("replace"), opt("adjacency"));
   run.index = f.index;
   run.dimension = f.dimension;
+  // The PLD grid: checked with div::validate's ranges, named as the user stated them.
+  if (f.pld_interval || f.pld_cells) {
+    div::PldOptions grid;
+    if (f.pld_interval) grid.interval = *f.pld_interval;
+    if (f.pld_cells) grid.cells = *f.pld_cells;
+    div::validate(grid, [](std::string_view member) { return opt(fmt::format("pld_{}", member)); });
+  }
+  run.pld_interval = f.pld_interval;
+  run.pld_cells = f.pld_cells;
   run.validate();
   return run;
 }

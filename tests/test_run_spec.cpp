@@ -87,6 +87,40 @@ TEST(RunSpec, ErrorsNameTheFieldInTheLibrarysTerms) {
   EXPECT_THROW(RunSpec::from_map({{"speed", "1"}}), hsdp::InvalidArgument);
 }
 
+TEST(RunSpec, PldGridFieldsResolveRoundTripAndNameThemselves) {
+  // Stated: in the map after every other field, in the Run, and stated back by stating().
+  const FieldValues stated = {{"n", "100"}, {"eta", "0.1"}, {"noise_std", "1"},
+                              {"pld_interval", "0.0002"}, {"pld_cells", "80"}};
+  const RunSpec spec = RunSpec::from_map(stated);
+  EXPECT_EQ(spec.to_map(), stated);
+  const hsdp::Run run = spec.resolve();
+  EXPECT_EQ(run.pld_interval, 2e-4);
+  EXPECT_EQ(run.pld_cells, 80.0);
+  const RunSpec back = RunSpec::stating(run);
+  EXPECT_EQ(back.pld_interval, 2e-4);
+  EXPECT_EQ(back.pld_cells, 80.0);
+  EXPECT_EQ(back.resolve().summary(), run.summary());
+  // Not stated: absent from the Run (the analyses' defaults apply) and from its summary.
+  RunSpec plain = RunSpec::from_map({{"n", "100"}, {"eta", "0.1"}, {"noise_std", "1"}});
+  EXPECT_FALSE(plain.resolve().pld_interval.has_value());
+  EXPECT_EQ(plain.resolve().summary().find("pld"), std::string::npos);
+  // Out of div::validate's range: the error names the run field and the range.
+  plain.pld_interval = 1.0;
+  EXPECT_EQ(message(plain), "pld_interval = 1: must be in [1e-06, 0.5]");
+  plain.pld_interval = 1e-7;
+  EXPECT_EQ(message(plain), "pld_interval = 1e-07: must be in [1e-06, 0.5]");
+  plain.pld_interval.reset();
+  plain.pld_cells = std::nan("");
+  EXPECT_EQ(message(plain), "pld_cells = nan: must be in [1, 1000]");
+  try {
+    plain.pld_cells = 0.0;
+    plain.resolve();
+    ADD_FAILURE() << "no error";
+  } catch (const hsdp::InvalidArgument& e) {
+    EXPECT_EQ(e.field(), "pld_cells");
+  }
+}
+
 TEST(RunSpec, OneNameTablePerEnumPrintsAndParses) {
   for (const auto& [value, name] : hsdp::names<hsdp::Sampling>()) {
     EXPECT_EQ(hsdp::to_string(value), name);

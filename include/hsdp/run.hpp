@@ -123,6 +123,12 @@ struct Run {
   /// the interpolating diffusions) of this run, in the convention Ent(f^2) <= (2/c) E|grad f|^2
   /// (a Gaussian N(m, v I) has c = 1/v). Used only by langevin Thm 2; never derived from data.
   std::optional<double> lsi_constant;
+  /// The discretisation of the analyses that compose privacy loss distributions
+  /// (composition-pld, shifted-interpolation), when stated: the grid spacing of the losses
+  /// (div::PldOptions::interval, [1e-6, 0.5]) and the automatic refinement's grid cells per
+  /// std of one step's loss (div::PldOptions::cells, [1, 1000]). Unset: the analyses'
+  /// defaults (1e-3 and 40). Accuracy vs speed only: every value gives a certified bound.
+  std::optional<double> pld_interval, pld_cells;
 
   /// Validates every field (ranges, schedule lengths, NaN/inf) and throws
   /// InvalidArgument naming the first offending parameter.

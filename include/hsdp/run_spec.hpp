@@ -81,6 +81,9 @@ struct RunSpec {
   std::optional<std::int64_t> dimension, index;
   std::optional<std::string> release;    ///< last | random-stop | every
   std::optional<std::string> adjacency;  ///< replace | remove
+  // Accuracy vs speed of the analyses that compose privacy loss distributions
+  // (composition-pld, shifted-interpolation): div::PldOptions::interval and ::cells.
+  std::optional<double> pld_interval, pld_cells;
 
   /// The Run the analyses read. Throws InvalidArgument naming the first offending field.
   Run resolve() const;

@@ -186,6 +186,8 @@ smoothness=1, diameter=1)
       .def_property_readonly("dimension", [](const PyRun& r) { return r.run.dimension; })
       .def_property_readonly("clip", [](const PyRun& r) { return r.run.clip; })
       .def_property_readonly("lsi", [](const PyRun& r) { return r.run.lsi_constant; })
+      .def_property_readonly("pld_interval", [](const PyRun& r) { return r.run.pld_interval; })
+      .def_property_readonly("pld_cells", [](const PyRun& r) { return r.run.pld_cells; })
       .def("summary", [](const PyRun& r) { return r.run.summary(); }, "One-line summary.")
       .def(
           "cli_args",

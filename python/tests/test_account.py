@@ -26,6 +26,8 @@ RUNS = [
      dict()),
     (dict(n=40, steps=20, batch_size=4, sampling="shuffle", eta=0.1, sigma=2, convention="federated",
           lipschitz=1, smoothness=1, strong_convexity=0.5, diameter=2), dict()),
+    (dict(n=10000, steps=500, batch_size=100, sampling="poisson", eta=0.1, noise_multiplier=1.2, clip=1,
+          adjacency="remove", release="every", pld_interval=5e-4, pld_cells=20), dict(delta=1e-6)),
 ]
 
 
@@ -161,3 +163,21 @@ def test_run_signature_lists_the_run_fields():
             "convex", "release", "adjacency"} <= set(params)
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
     assert params["n"].default is None and params["convex"].default is True
+
+
+def test_pld_grid_keywords_reach_composition_pld():
+    # A Gaussian composition: 100 full-batch steps, noise multiplier 5, add/remove = 2-GDP.
+    kw = dict(n=1000, batch_size=1000, steps=100, eta=0.1, noise_multiplier=5, clip=1, adjacency="remove",
+              release="every")
+    default = hsdp.account(hsdp.Run(**kw), delta=1e-5, analyses=["composition-pld"]).analyses[0]
+    fine_run = hsdp.Run(**kw, pld_interval=1e-4, pld_cells=100)
+    assert (fine_run.pld_interval, fine_run.pld_cells) == (1e-4, 100)
+    assert fine_run.cli_args()[-4:] == ["--pld-interval", "0.0001", "--pld-cells", "100"]
+    fine = hsdp.account(fine_run, delta=1e-5, analyses=["composition-pld"]).analyses[0]
+    assert default.details["pld_interval"] == 1e-3 and "pld_cells" not in default.details
+    assert fine.details["pld_interval"] == 1e-4 and fine.details["pld_cells"] == 100
+    exact = 9.9972561464  # eps(1e-5) of 2-GDP (closed form; tests/cli/test_cli.cpp)
+    assert exact <= fine.epsilon < default.epsilon <= exact + 5e-5
+    # replace() keeps the knobs, and changes them
+    assert fine_run.replace(steps=50).pld_interval == 1e-4
+    assert fine_run.replace(pld_interval=2e-4).pld_interval == 2e-4

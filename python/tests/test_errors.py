@@ -38,6 +38,12 @@ def raises_cli_message(call, *cli_args):
                                                          "--release", "first"]),
     (dict(n=10, eta=0.1, noise_std=1, diameter=-1.0), ["--n", "10", "--eta", "0.1", "--noise-std", "1",
                                                        "--diameter", "-1"]),
+    (dict(n=10, eta=0.1, noise_std=1, pld_interval=0.0), ["--n", "10", "--eta", "0.1", "--noise-std", "1",
+                                                          "--pld-interval", "0"]),
+    (dict(n=10, eta=0.1, noise_std=1, pld_interval=0.75), ["--n", "10", "--eta", "0.1", "--noise-std", "1",
+                                                           "--pld-interval", "0.75"]),
+    (dict(n=10, eta=0.1, noise_std=1, pld_cells=5000.0), ["--n", "10", "--eta", "0.1", "--noise-std", "1",
+                                                          "--pld-cells", "5000"]),
 ])
 def test_run_validation_messages_are_the_cli_messages(cli, kw, flags):
     raises_cli_message(lambda: hsdp.Run(**kw), "account", *flags)
@@ -158,3 +164,12 @@ def test_audit_errors(cli):
                        "audit", "exact", *BASE_FLAGS, "--grid", "10")
     raises_cli_message(lambda: hsdp.audit_exact(hsdp.Run(**BASE), pair="same"),
                        "audit", "exact", *BASE_FLAGS, "--pair", "same")
+
+
+def test_pld_grid_errors_name_the_keyword_and_range():
+    with pytest.raises(ValueError, match=r"^pld_interval = 0\.75: must be in \[1e-06, 0\.5\]$"):
+        hsdp.Run(n=10, eta=0.1, noise_std=1, pld_interval=0.75)
+    with pytest.raises(ValueError, match=r"^pld_cells = 0\.5: must be in \[1, 1000\]$"):
+        hsdp.Run(n=10, eta=0.1, noise_std=1, pld_cells=0.5)
+    with pytest.raises(TypeError):
+        hsdp.Run(n=10, eta=0.1, noise_std=1, pld_interval="fine")

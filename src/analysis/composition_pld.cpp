@@ -19,11 +19,15 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 
 #include "composition_params.hpp"
 #include "hsdp/divergence/pld.hpp"
 #include "hsdp/errors.hpp"
+#include "pld_grid.hpp"
 #include "registry.hpp"
 
 namespace hsdp::detail {
@@ -47,14 +51,27 @@ std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_
   return out;
 }
 
-// The composed PLD, on the default grid or, when the losses of the whole run span more
-// than 2^20 grid points (tiny noise, huge T), on a grid 4, 16, ... times coarser (still
-// pessimistic, less tight). nullopt when even a 0.5 grid is too fine: the caller then
-// uses the RDP route of the same mechanisms (a valid, looser bound).
-std::optional<div::Pld> composed(const Run& run) {
+// The composed PLD on the run's grid (pld_grid: the default or the stated pld_interval /
+// pld_cells), or on a grid 4, 16, ... times coarser when the losses of the whole run span
+// more than 2^20 grid points (tiny noise, huge T). nullopt when even a 0.5 grid is too fine:
+// the caller then uses the RDP route of the same mechanisms (a valid, looser bound). The
+// last few compositions are kept (the accountant asks for eps, then for the details; a
+// calibration asks the same run twice).
+std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
   const CompositionParams p = composition_params(run);
+  const std::map<double, std::int64_t> z_counts = bucketed(p.z_counts);
+  const div::PldOptions grid = pld_grid(run);
+  std::string key = fmt::format("{:a} {} {} {:a} {:a}", p.q, static_cast<int>(p.scheme),
+                                static_cast<int>(p.neighbours), grid.interval, grid.cells);
+  for (const auto& [z, count] : z_counts) key += fmt::format(" {:a}x{}", z, count);
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const std::optional<div::Pld>>> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
   std::vector<div::PldSteps> steps;
-  for (const auto& [z, count] : bucketed(p.z_counts)) {
+  for (const auto& [z, count] : z_counts) {
     const double q = p.q;
     const auto scheme = p.scheme;
     const auto nb = p.neighbours;
@@ -63,20 +80,12 @@ std::optional<div::Pld> composed(const Run& run) {
                      },
                      count});
   }
-  div::PldOptions o;
-  o.max_length = std::int64_t{1} << 20;
-  // 40 grid cells per std of one step's loss (the library default is 10): DP-SGD at
-  // q = 0.01, z = 1, T = 10^4 gives 6.1882 in ~12 ms instead of 6.1910 in ~3 ms
-  // (dp_accounting: 6.1877 in 523 ms); a whole account stays well under 50 ms.
-  o.cells = 40.0;
-  for (;;) {
-    try {
-      return div::compose_steps(steps, o);
-    } catch (const InvalidArgument&) {
-      if (o.interval >= 0.5) return std::nullopt;  // grid limits, not bad input
-      o.interval = std::min(0.5, 4 * o.interval);
-    }
-  }
+  auto pld = std::make_shared<const std::optional<div::Pld>>(on_a_grid_that_fits(
+      grid, [&](const div::PldOptions& o) { return div::compose_steps(steps, o); }));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= 4) cache.clear();
+  cache.emplace(key, pld);
+  return pld;
 }
 
 // The RDP route of the same per-step mechanisms (what composition-rdp reports).
@@ -104,12 +113,12 @@ class CompositionPld final : public Analysis {
   }
 
   double log_delta(const Run& run, double epsilon) const override {
-    if (const auto pld = composed(run)) return pld->log_delta(epsilon);
+    if (const auto pld = composed(run); *pld) return (*pld)->log_delta(epsilon);
     return div::best_log_delta(rdp_curve(run), epsilon).value;
   }
 
   double epsilon(const Run& run, double delta) const override {
-    if (const auto pld = composed(run)) return pld->epsilon(delta);
+    if (const auto pld = composed(run); *pld) return (*pld)->epsilon(delta);
     return div::best_epsilon(rdp_curve(run), delta).value;
   }
 
@@ -118,7 +127,10 @@ class CompositionPld final : public Analysis {
     std::vector<Detail> out{{"q", p.q}};
     if (p.z_counts.size() == 1) out.push_back({"noise_multiplier", p.z_counts.begin()->first});
     else out.push_back({"noise_multiplier_min", p.z_counts.begin()->first});
-    out.push_back({"pld_interval", div::PldOptions{}.interval});
+    // The grid the composition used (coarser than the run's when its losses did not fit).
+    const auto pld = composed(run);
+    out.push_back({"pld_interval", *pld ? (*pld)->first().interval() : pld_grid(run).interval});
+    if (run.pld_cells) out.push_back({"pld_cells", *run.pld_cells});
     return out;
   }
 };

@@ -43,6 +43,7 @@
 #include "hsdp/divergence/shift_program.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/root.hpp"
+#include "pld_grid.hpp"
 #include "registry.hpp"
 
 namespace hsdp::detail {
@@ -309,34 +310,28 @@ std::vector<SgdCandidate> sgd_candidates(const SgdParams& q) {
   return out;
 }
 
-/// The PLD of one candidate on composition-pld's grid (coarser when the losses span too
-/// many points); nullopt when no grid up to 0.5 can hold it.
-std::optional<div::Pld> sgd_pld(const SgdParams& q, const SgdCandidate& c) {
-  div::PldOptions o;
-  o.max_length = std::int64_t{1} << 20;
-  // The composition from W_0 on composition-pld's grid (40 cells per std of a step's loss),
-  // so that this analysis is never above composition-pld; a split candidate on the
-  // library's default grid (10 cells: about 4x faster, still pessimistic).
-  o.cells = c.lambda < 1.0 ? 10.0 : 40.0;
+/// The PLD of one candidate on composition-pld's grid (pld_grid: the run's pld_interval /
+/// pld_cells when stated; coarser when the losses span too many points); nullopt when no
+/// grid up to 0.5 can hold it.
+std::optional<div::Pld> sgd_pld(const SgdParams& q, const SgdCandidate& c, div::PldOptions grid) {
+  // The composition from W_0 on composition-pld's grid, so that this analysis is never above
+  // composition-pld; a split candidate on a grid 4x coarser in cells per std (10 by
+  // default: about 4x faster, still pessimistic).
+  if (c.lambda < 1.0) grid.cells = std::max(1.0, grid.cells / 4);
   const double z = q.z * std::sqrt(c.lambda), p = q.p;
   const std::vector<div::PldSteps> steps{
       {[=](const div::PldOptions& opt) {
          return div::Pld::sampled_gaussian(p, z, div::Subsampling::fixed, div::Neighbours::replace, opt);
        },
        c.nu}};
-  for (;;) {
-    try {
-      div::Pld pld = div::compose_steps(steps, o);
-      if (c.lambda < 1.0) {
-        const double shift = q.D / (std::sqrt(static_cast<double>(c.nu) * (1 - c.lambda)) * q.s);
-        pld = pld.compose_gaussian(shift, o);
-      }
-      return pld;
-    } catch (const InvalidArgument&) {
-      if (o.interval >= 0.5) return std::nullopt;
-      o.interval = std::min(0.5, 4 * o.interval);
+  return on_a_grid_that_fits(grid, [&](const div::PldOptions& o) {
+    div::Pld pld = div::compose_steps(steps, o);
+    if (c.lambda < 1.0) {
+      const double shift = q.D / (std::sqrt(static_cast<double>(c.nu) * (1 - c.lambda)) * q.s);
+      pld = pld.compose_gaussian(shift, o);
     }
-  }
+    return pld;
+  });
 }
 
 struct SgdBound {
@@ -351,7 +346,9 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const SgdBound>> cache;
   const SgdParams q = sgd_params(run);
-  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {}", q.p, q.z, q.D, q.s, q.t);
+  const div::PldOptions grid = pld_grid(run);
+  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {} {:a} {:a}", q.p, q.z, q.D, q.s, q.t,
+                                      grid.interval, grid.cells);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -359,7 +356,7 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
   auto bound = std::make_shared<SgdBound>();
   bound->candidates = sgd_candidates(q);
   for (const auto& c : bound->candidates) {
-    if (auto pld = sgd_pld(q, c)) {
+    if (auto pld = sgd_pld(q, c, grid)) {
       bound->plds.push_back(std::move(*pld));
       bound->built.push_back(c);
     }

@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "../numerics/real_fft.hpp"
+
 namespace hsdp::audit::detail {
 
 /// y_j = sum_{k=0}^{n-1} x_k K(j - k) for j = 0..n-1, with K given at d = -(n-1)..(n-1).
@@ -15,9 +17,6 @@ namespace hsdp::audit::detail {
 class Convolver {
  public:
   explicit Convolver(std::size_t n);
-  ~Convolver();
-  Convolver(const Convolver&) = delete;
-  Convolver& operator=(const Convolver&) = delete;
 
   std::size_t size() const { return n_; }
   std::size_t spectrum_size() const { return m_ / 2 + 1; }
@@ -33,10 +32,7 @@ class Convolver {
 
  private:
   std::size_t n_, m_;
-  double* real_;
-  void* complex_;  // fftw_complex[m/2 + 1]
-  void* forward_plan_;
-  void* inverse_plan_;
+  num::detail::RealFft fft_;  // length m
 };
 
 }  // namespace hsdp::audit::detail

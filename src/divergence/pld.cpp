@@ -22,7 +22,6 @@
 //    (pessimistic, nothing to add).
 #include "hsdp/divergence/pld.hpp"
 
-#include <fftw3.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,7 +35,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "../numerics/fftw_planner.hpp"
+#include "../numerics/real_fft.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/log_normal.hpp"
@@ -164,14 +163,17 @@ LossLaw add_order_law(double q, double s, double c) {
 
 // ------------------------------------------------------------------ options
 
-void validate(const PldOptions& o) {
-  require_closed("pld.interval", o.interval, 1e-6, 0.5);
-  require_closed("pld.tail_mass", o.tail_mass, 1e-300, 1e-6);
-  require_closed("pld.truncation_mass", o.truncation_mass, 1e-300, 1e-6);
-  require_range("pld.max_length", o.max_length, std::int64_t{1} << 10, std::int64_t{1} << 28);
-  require_range("pld.refinement", o.refinement, 0, 64);
-  require_range("pld.block", o.block, 0, 1000000);
-  require_closed("pld.cells", o.cells, 1.0, 1000.0);
+void validate(const PldOptions& o, const std::function<Param(std::string_view member)>& field) {
+  auto name = [&](std::string_view member) {
+    return field ? field(member) : Param(fmt::format("pld.{}", member));
+  };
+  require_closed(name("interval"), o.interval, 1e-6, 0.5);
+  require_closed(name("tail_mass"), o.tail_mass, 1e-300, 1e-6);
+  require_closed(name("truncation_mass"), o.truncation_mass, 1e-300, 1e-6);
+  require_range(name("max_length"), o.max_length, std::int64_t{1} << 10, std::int64_t{1} << 28);
+  require_range(name("refinement"), o.refinement, 0, 64);
+  require_range(name("block"), o.block, 0, 1000000);
+  require_closed(name("cells"), o.cells, 1.0, 1000.0);
 }
 
 // ------------------------------------------------------------------ GDP helpers
@@ -616,38 +618,13 @@ double log_mgf(const PrivacyLoss& p, double lambda) {
   return lambda * (static_cast<double>(p.offset()) * h) + std::log(acc);
 }
 
-struct Fftw {
-  std::size_t n;
-  double* real;
-  fftw_complex* spec;
-  fftw_plan fwd, inv;
-  explicit Fftw(std::size_t n_) : n(n_) {
-    std::lock_guard lock(num::detail::fftw_planner_mutex());
-    real = fftw_alloc_real(n);
-    spec = fftw_alloc_complex(n / 2 + 1);
-    if (!real || !spec) throw std::bad_alloc();
-    fwd = fftw_plan_dft_r2c_1d(static_cast<int>(n), real, spec, FFTW_ESTIMATE);
-    inv = fftw_plan_dft_c2r_1d(static_cast<int>(n), spec, real, FFTW_ESTIMATE);
-    if (!fwd || !inv) throw std::runtime_error("pld: FFTW planning failed");
-  }
-  ~Fftw() {
-    std::lock_guard lock(num::detail::fftw_planner_mutex());
-    fftw_destroy_plan(fwd);
-    fftw_destroy_plan(inv);
-    fftw_free(real);
-    fftw_free(spec);
-  }
-  Fftw(const Fftw&) = delete;
-  Fftw& operator=(const Fftw&) = delete;
-};
-
 // FFTW plans (and their twiddle tables) are reused per length within a thread.
-Fftw& fftw_for(std::size_t n) {
-  thread_local std::map<std::size_t, std::unique_ptr<Fftw>> cache;
+num::detail::RealFft& fftw_for(std::size_t n) {
+  thread_local std::map<std::size_t, std::unique_ptr<num::detail::RealFft>> cache;
   auto it = cache.find(n);
   if (it != cache.end()) return *it->second;
   if (cache.size() >= 8) cache.clear();
-  return *cache.emplace(n, std::make_unique<Fftw>(n)).first->second;
+  return *cache.emplace(n, std::make_unique<num::detail::RealFft>(n)).first->second;
 }
 
 std::complex<double> cpow(std::complex<double> z, std::int64_t n) {
@@ -752,7 +729,9 @@ PrivacyLoss PrivacyLoss::compose(
   // Product of the pieces' transforms, powers by repeated squaring.
   const double eta = 8.0 * kEps, log2n = std::log2(static_cast<double>(n));
   const std::size_t nspec = n / 2 + 1;
-  Fftw& fft = fftw_for(n);
+  num::detail::RealFft& fft = fftw_for(n);
+  double* const fft_real = fft.real();
+  std::complex<double>* const fft_spec = fft.spectrum();
   std::vector<std::complex<double>> acc(nspec, {1.0, 0.0});
   // Round-off bound per frequency k (see the top of the file): with z_ck perturbed by at
   // most d_c = log2(n) eta ||p_c||_1 (the componentwise a-priori bound of a Cooley-Tukey
@@ -762,18 +741,18 @@ PrivacyLoss PrivacyLoss::compose(
   // P_k = prod_c m_ck^{n_c}. Most |z_ck|^{n_c} are tiny, so this is far below n d_c.
   std::vector<double> log_p(nspec, 0.0), rel(nspec, 3.0 * total_count * kEps);
   for (const auto& [p, c] : ps) {
-    std::fill(fft.real, fft.real + n, 0.0);
+    std::fill(fft_real, fft_real + n, 0.0);
     double norm1 = 0;
     for (std::size_t j = 0; j < p->pmf_.size(); ++j) {
-      fft.real[j % n] += p->pmf_[j];  // folding: part of the wrap-around (see top)
+      fft_real[j % n] += p->pmf_[j];  // folding: part of the wrap-around (see top)
       norm1 += p->pmf_[j];
     }
     const double d_c = log2n * eta * norm1;
     const double cd = static_cast<double>(c);
-    fftw_execute(fft.fwd);
+    fft.forward();
     for (std::size_t k = 0; k < nspec; ++k) {
       if (log_p[k] < kNegligibleLog) continue;  // this frequency is (and stays) 0
-      const std::complex<double> z(fft.spec[k][0], fft.spec[k][1]);
+      const std::complex<double> z = fft_spec[k];
       const double az = std::sqrt(std::norm(z)), m = az + d_c;
       log_p[k] += cd * std::log(m);
       rel[k] += cd * d_c / m;
@@ -794,18 +773,15 @@ PrivacyLoss PrivacyLoss::compose(
     err2 += mult * e * e;
     spec_norm1 += mult * std::sqrt(std::norm(acc[k]));
   }
-  for (std::size_t k = 0; k < nspec; ++k) {
-    fft.spec[k][0] = acc[k].real();
-    fft.spec[k][1] = acc[k].imag();
-  }
-  fftw_execute(fft.inv);
+  std::copy(acc.begin(), acc.end(), fft_spec);
+  fft.inverse();
   // Position r of the circular result holds the sums s = r (mod n); the window's index m
   // (loss (i_lo + m) h) is the position sum s = i_lo + m - offset_sum.
   const std::int64_t shift = floor_mod(static_cast<i128>(i_lo) - offset_sum, static_cast<std::int64_t>(n));
   const double scale = 1.0 / static_cast<double>(n);
   std::vector<double> pmf(n);
   for (std::size_t m = 0, r = static_cast<std::size_t>(shift); m < n; ++m, r = r + 1 == n ? 0 : r + 1)
-    pmf[m] = std::max(0.0, fft.real[r] * scale);  // negative round-off -> 0: adds mass
+    pmf[m] = std::max(0.0, fft_real[r] * scale);  // negative round-off -> 0: adds mass
 
   // ||error||_1 <= sqrt(n) ||error||_2 = ||spectral error||_2 (Parseval, 1/n inverse), plus
   // the inverse transform's own round-off (componentwise: log2(n) eta ||Y||_1 / n per entry).

@@ -1,6 +1,6 @@
 // FFTW's planner (fftw_plan_*, fftw_destroy_plan) is not thread-safe; executing distinct
-// plans on distinct arrays is. Every user of FFTW in the library (src/audit/ and
-// src/divergence/pld.cpp) plans under this one lock.
+// plans on distinct arrays is. Every user of FFTW in the library plans under this one lock,
+// through RealFft (real_fft.hpp), which takes it.
 #pragma once
 
 #include <mutex>

@@ -66,6 +66,8 @@ nlohmann::json to_json(const Run& run) {
   if (run.dimension) j["dimension"] = *run.dimension;
   if (run.clip) j["clip"] = *run.clip;
   if (run.lsi_constant) j["lsi_constant"] = *run.lsi_constant;
+  if (run.pld_interval) j["pld_interval"] = *run.pld_interval;
+  if (run.pld_cells) j["pld_cells"] = *run.pld_cells;
   return j;
 }
 

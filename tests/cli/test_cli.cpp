@@ -159,6 +159,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--n 100 --eta 0.1 --noise-std 1 --epsilon 1 --delta 1e-5", "--epsilon"},
         BadInput{"--n 100 --eta 0.1 --noise-std 1 --bogus-flag 3", "bogus"},
         BadInput{"--n abc --eta 0.1 --noise-std 1", "--n"},
+        // The PLD grid knobs: named as flags, with div::validate's ranges.
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-interval 0", "--pld-interval = 0: must be in [1e-06, 0.5]"},
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-interval 0.6", "--pld-interval = 0.6: must be in [1e-06, 0.5]"},
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-interval -1e-3", "--pld-interval"},
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-interval nan", "--pld-interval"},
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-interval fine", "--pld-interval"},
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-cells 0.5", "--pld-cells = 0.5: must be in [1, 1000]"},
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-cells 1e4", "--pld-cells"},
+        BadInput{"--n 100 --eta 0.1 --noise-std 1 --pld-cells inf", "--pld-cells"},
         // eta > 2/beta where the requested (smoothness-based) bound needs it.
         BadInput{"--n 100 --eta 3 --noise-std 1 --lipschitz 1 --smoothness 1 --diameter 1 "
                  "--release random-stop --analysis pabi-feldman",
@@ -181,4 +190,72 @@ TEST(Cli, RandomStopDeltaWhereOneMinusCIsSubnormal) {
     EXPECT_GE(j["analyses"][0]["delta"].get<double>(), 0.9497613269) << analysis;
     EXPECT_LE(j["analyses"][0]["delta"].get<double>(), 0.9497613269 * (1 + 1e-8)) << analysis;
   }
+}
+
+// The PLD grid knobs on a Gaussian composition, through `hsdp account`: 100 full-batch steps
+// with noise multiplier 5 under add/remove are exactly mu-GDP with mu = sqrt(100) / 5 = 2
+// (Dong-Roth-Su 2019 Cor. 3.3), whose exact eps(delta) solves
+// Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) = delta (Balle-Wang 2018 Thm 8). Both the
+// default grid and a 10x finer one are certified (never below the exact value); the finer
+// one is at least as tight (nested grids: its connect-the-dots chords lie below).
+namespace {
+
+long double gdp_delta_exact(long double eps, long double mu) {
+  auto phi = [](long double x) { return 0.5L * std::erfc(-x / std::sqrt(2.0L)); };
+  return phi(-eps / mu + mu / 2) - std::exp(eps) * phi(-eps / mu - mu / 2);
+}
+
+double gdp_epsilon_exact(double delta, double mu) {
+  long double lo = 0, hi = 50;  // delta(eps) decreases in eps
+  for (int i = 0; i < 200; ++i) {
+    const long double mid = 0.5L * (lo + hi);
+    (gdp_delta_exact(mid, mu) > delta ? lo : hi) = mid;
+  }
+  return static_cast<double>(hi);
+}
+
+struct PldAnswer {
+  double epsilon;
+  json details;
+  json run;
+};
+
+PldAnswer composition_pld(const std::string& knobs) {
+  auto r = run_cli(
+      "account --n 1000 --batch-size 1000 --steps 100 --eta 0.1 --noise-multiplier 5 --clip 1 "
+      "--adjacency remove --release every --delta 1e-5 --json --analysis composition-pld " + knobs);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& a = j["analyses"][0];
+  EXPECT_EQ(a["name"], "composition-pld");
+  return {a["epsilon"].get<double>(), a["details"], j["run"]};
+}
+
+}  // namespace
+
+TEST(Cli, PldIntervalAndCellsOnAGaussianComposition) {
+  const double exact = gdp_epsilon_exact(1e-5, 2.0);  // 9.99725615
+  ASSERT_GT(exact, 9.99);
+  ASSERT_LT(exact, 10.0);
+  const PldAnswer coarse = composition_pld("");
+  const PldAnswer fine = composition_pld("--pld-interval 1e-4");
+  const PldAnswer cells = composition_pld("--pld-interval 1e-4 --pld-cells 200");
+  for (const auto* a : {&coarse, &fine, &cells}) {
+    // Never below the exact value: the exact profile at the reported eps meets delta.
+    EXPECT_LE(gdp_delta_exact(a->epsilon, 2.0), 1e-5L) << a->epsilon;
+    EXPECT_GE(a->epsilon, exact);
+  }
+  // Measured: 9.997282272 (default, +2.6e-5) and 9.997256881 (1e-4, +7e-7).
+  EXPECT_LT(fine.epsilon, coarse.epsilon);
+  EXPECT_LE(coarse.epsilon - exact, 5e-5);
+  EXPECT_LE(fine.epsilon - exact, 2e-6);
+  EXPECT_LE(cells.epsilon, fine.epsilon + 1e-9);
+  // The grid is reported: in the details, and in the run only when stated.
+  EXPECT_EQ(coarse.details["pld_interval"].get<double>(), 1e-3);
+  EXPECT_EQ(fine.details["pld_interval"].get<double>(), 1e-4);
+  EXPECT_FALSE(coarse.run.contains("pld_interval"));
+  EXPECT_FALSE(coarse.details.contains("pld_cells"));
+  EXPECT_EQ(fine.run["pld_interval"].get<double>(), 1e-4);
+  EXPECT_EQ(cells.run["pld_cells"].get<double>(), 200.0);
+  EXPECT_EQ(cells.details["pld_cells"].get<double>(), 200.0);
 }

@@ -34,10 +34,12 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "hsdp/divergence/rdp.hpp"
+#include "hsdp/errors.hpp"
 
 namespace hsdp::div {
 
@@ -92,8 +94,12 @@ struct PldOptions {
   double cells = 10.0;
 };
 
-/// Checks every field (InvalidArgument naming it and its range).
-void validate(const PldOptions& options);
+/// Checks every field (InvalidArgument naming it and its range). `field` names a field for
+/// the message from its member name ("interval", "cells", ...); by default "pld.<member>".
+/// A front end that lets users state some of these (RunSpec's pld_interval, pld_cells)
+/// passes its own names, so the ranges live here only.
+void validate(const PldOptions& options,
+              const std::function<Param(std::string_view member)>& field = {});
 
 // ---------------------------------------------------------------- one ordered pair
 

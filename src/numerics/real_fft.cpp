@@ -1,0 +1,48 @@
+#include "real_fft.hpp"
+
+#include <fftw3.h>
+
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "fftw_planner.hpp"
+
+namespace hsdp::num::detail {
+
+RealFft::RealFft(std::size_t n) : n_(n) {
+  if (n < 1) throw std::logic_error("RealFft: empty transform");
+  std::lock_guard lock(fftw_planner_mutex());
+  real_ = fftw_alloc_real(n);
+  fftw_complex* spec = fftw_alloc_complex(n / 2 + 1);
+  spectrum_ = reinterpret_cast<std::complex<double>*>(spec);  // FFTW manual 4.1.1
+  if (!real_ || !spec) {
+    fftw_free(real_);
+    fftw_free(spec);
+    throw std::bad_alloc();
+  }
+  const int len = static_cast<int>(n);
+  forward_plan_ = fftw_plan_dft_r2c_1d(len, real_, spec, FFTW_ESTIMATE);
+  inverse_plan_ = fftw_plan_dft_c2r_1d(len, spec, real_, FFTW_ESTIMATE);
+  if (!forward_plan_ || !inverse_plan_) {
+    if (forward_plan_) fftw_destroy_plan(static_cast<fftw_plan>(forward_plan_));
+    if (inverse_plan_) fftw_destroy_plan(static_cast<fftw_plan>(inverse_plan_));
+    fftw_free(real_);
+    fftw_free(spec);
+    throw std::runtime_error("FFTW planning failed for length " + std::to_string(n));
+  }
+}
+
+RealFft::~RealFft() {
+  std::lock_guard lock(fftw_planner_mutex());
+  fftw_destroy_plan(static_cast<fftw_plan>(forward_plan_));
+  fftw_destroy_plan(static_cast<fftw_plan>(inverse_plan_));
+  fftw_free(real_);
+  fftw_free(spectrum_);
+}
+
+void RealFft::forward() { fftw_execute(static_cast<fftw_plan>(forward_plan_)); }
+void RealFft::inverse() { fftw_execute(static_cast<fftw_plan>(inverse_plan_)); }
+
+}  // namespace hsdp::num::detail

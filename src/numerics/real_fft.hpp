@@ -1,0 +1,40 @@
+// One real-to-complex FFT of a fixed length with its buffers and plans: the set-up every
+// FFTW user of the library needs (src/divergence/pld.cpp, src/audit/convolution.cpp), in
+// one place. Planning and destruction take the shared planner lock (fftw_planner.hpp);
+// executing distinct RealFft objects on distinct threads is safe.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+
+namespace hsdp::num::detail {
+
+/// Buffers real[n] and spectrum[n/2 + 1] (FFTW-aligned) with an r2c plan real -> spectrum
+/// and a c2r plan spectrum -> real (FFTW_ESTIMATE: deterministic plans, no timing).
+/// Unnormalised, as FFTW: inverse(forward(x)) = n x. Throws std::bad_alloc when the buffers
+/// cannot be allocated, std::runtime_error when FFTW cannot plan.
+class RealFft {
+ public:
+  explicit RealFft(std::size_t n);
+  ~RealFft();
+  RealFft(const RealFft&) = delete;
+  RealFft& operator=(const RealFft&) = delete;
+
+  std::size_t size() const { return n_; }
+  std::size_t spectrum_size() const { return n_ / 2 + 1; }
+  /// n values: the input of forward(), the output of inverse().
+  double* real() { return real_; }
+  /// n/2 + 1 values: the output of forward(), the input of inverse() (which overwrites it).
+  std::complex<double>* spectrum() { return spectrum_; }
+  void forward();
+  void inverse();
+
+ private:
+  std::size_t n_;
+  double* real_ = nullptr;
+  std::complex<double>* spectrum_ = nullptr;  // fftw_complex has the layout of std::complex
+  void* forward_plan_ = nullptr;              // fftw_plan
+  void* inverse_plan_ = nullptr;
+};
+
+}  // namespace hsdp::num::detail
