@@ -88,6 +88,12 @@ std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
   return pld;
 }
 
+}  // namespace
+
+std::shared_ptr<const std::optional<div::Pld>> composition_pld_of(const Run& run) { return composed(run); }
+
+namespace {
+
 // The RDP route of the same per-step mechanisms (what composition-rdp reports).
 div::RdpCurve rdp_curve(const Run& run) {
   const CompositionParams p = composition_params(run);

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -48,5 +50,10 @@ auto on_a_grid_that_fits(div::PldOptions grid, const Build& build)
     }
   }
 }
+
+/// composition-pld's composed PLD of `run` (its per-step mechanisms on pld_grid(run), or a
+/// coarser grid; nullopt when none fits), shared with the analyses whose candidates include
+/// the plain composition (shifted-interpolation's NoisySGD from W_0). The last few are kept.
+std::shared_ptr<const std::optional<div::Pld>> composition_pld_of(const Run& run);
 
 }  // namespace hsdp::detail

@@ -356,7 +356,15 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
   auto bound = std::make_shared<SgdBound>();
   bound->candidates = sgd_candidates(q);
   for (const auto& c : bound->candidates) {
-    if (auto pld = sgd_pld(q, c, grid)) {
+    if (c.lambda >= 1.0) {
+      // From W_0: the composition of the t subsampled steps, which is composition-pld's own
+      // PLD of this run (fixed-size batches, replace-one, the same grid): shared, so that
+      // the accountant composes it once and this analysis is never above composition-pld.
+      if (const auto pld = composition_pld_of(run); *pld) {
+        bound->plds.push_back(**pld);
+        bound->built.push_back(c);
+      }
+    } else if (auto pld = sgd_pld(q, c, grid)) {
       bound->plds.push_back(std::move(*pld));
       bound->built.push_back(c);
     }
