@@ -23,7 +23,8 @@ std::function<int()> add_plan(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "plan",
       "Propose noise, steps and step sizes that minimise a paper's utility bound under a privacy "
-      "target (langevin Lemma 6 / Thm 4, federated Cor. 1, online journal Prop. 3)");
+      "target (langevin Lemma 6 / Thm 4, federated Cor. 1, online journal Prop. 3), or the "
+      "trainer's plan for noisy SGD (noisy-sgd: the batch policy needing the least noise)");
   struct Options {
     std::string setting;
     std::optional<double> epsilon, delta;
@@ -34,7 +35,7 @@ std::function<int()> add_plan(CLI::App& app) {
     bool json = false;
   };
   auto opt = std::make_shared<Options>();
-  sub->add_option("--setting", opt->setting, "langevin | federated | online")->required();
+  sub->add_option("--setting", opt->setting, "langevin | federated | online | noisy-sgd")->required();
   sub->add_option("--epsilon", opt->epsilon, "Target epsilon (> 0)")->required();
   sub->add_option("--delta", opt->delta, "Target delta, in (0, 1)")->required();
   sub->add_option("--n", opt->n, "Dataset size n (users for federated, cost functions for online)")
@@ -55,7 +56,7 @@ std::function<int()> add_plan(CLI::App& app) {
   sub->add_option("--gradient-variance", opt->gradient_variance,
                   "federated Cor. 1: G^2 >= Var(grad l) (default L^2)");
   sub->add_option("--batch-size", opt->batch_size,
-                  "federated: fix the users per round m (default: searched)");
+                  "federated: fix the users per round m (default: searched); noisy-sgd: fix b (default: planned)");
   sub->add_flag("--json", opt->json, "Print JSON (the privacy report under \"report\")");
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;

@@ -5,6 +5,8 @@
 // computed here by hand; bad input names the parameter.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -386,6 +388,68 @@ TEST(Plan, OnlineExponentSearchAgainstIndependentSolver) {
     EXPECT_LE(plan.utility, online_regret_independent(p, b, &c) * (1 + 1e-3)) << "a = " << b;
 }
 
+// ---- noisy-sgd: the trainer's plan ------------------------------------------------------------
+
+PlanProblem sgd_problem(double lambda = 0.0) {
+  PlanProblem p;
+  p.setting = hsdp::PlanSetting::noisy_sgd;
+  p.epsilon = 1.0;
+  p.delta = 1e-5;
+  p.n = 12000;
+  p.lipschitz = std::sqrt(2.0);
+  p.smoothness = 0.5;
+  p.strong_convexity = lambda;
+  p.dimension = 785;
+  return p;
+}
+
+// The rule by hand, both policies calibrated independently (calibrate on each sampling), the
+// one with less noise proposed and certified; an L2 term makes the cyclic bound plateau and
+// flips the choice.
+TEST(Plan, NoisySgdProposesTheRuleAndTheLeastNoisePolicy) {
+  for (double lambda : {0.0, 0.01}) {
+    const PlanProblem p = sgd_problem(lambda);
+    const Plan plan = hsdp::plan(p);
+    ASSERT_TRUE(plan.feasible) << plan.reason;
+    const double mu = hsdp::gdp_mu_for(1.0, 1e-5);
+    const double eta = 1.98 / 0.5;
+    const auto T = std::llround(12000 * mu / (2 * std::sqrt(2.0) * eta));
+    EXPECT_EQ(T, 287);
+    EXPECT_DOUBLE_EQ(plan.eta, eta);
+    EXPECT_EQ(plan.run.batch_size, 1500);  // l = floor(sqrt(287/4)) = 8 divides 12000
+    EXPECT_EQ(plan.run.steps, 288);        // 36 whole epochs
+    std::map<std::string, double> noise;
+    for (auto s : {hsdp::Sampling::cyclic, hsdp::Sampling::poisson}) {
+      hsdp::Run r = plan.run;
+      r.sampling = s;
+      r.noise_std = hsdp::Schedule(0.05);
+      hsdp::CalibrationOptions o;
+      o.noise = hsdp::NoiseParameter{hsdp::NoiseUnit::std, hsdp::Convention::journal, 0.05};
+      const auto c = hsdp::calibrate(r, hsdp::CalibrationParameter::noise, 1.0, 1e-5, o);
+      ASSERT_TRUE(c.feasible);
+      noise[std::string(hsdp::to_string(s))] = c.value;
+      EXPECT_NEAR(detail(plan, "noise_std_" + std::string(hsdp::to_string(s))), c.value, 2e-4 * c.value);  // two searches, each within calibrate's tolerance
+    }
+    const std::string chosen = noise["cyclic"] <= noise["poisson"] ? "cyclic" : "poisson";
+    EXPECT_EQ(plan.choice, chosen) << lambda;
+    EXPECT_EQ(std::string(hsdp::to_string(plan.run.sampling)), chosen);
+    EXPECT_EQ(plan.choice, lambda > 0 ? "cyclic" : "poisson");
+    EXPECT_NEAR(plan.utility, std::min(noise["cyclic"], noise["poisson"]), 2e-4 * plan.utility);
+    EXPECT_EQ(plan.privacy_analysis, lambda > 0 ? "shifted-interpolation" : "composition-pld");
+    ASSERT_TRUE(plan.paper_privacy.epsilon);
+    EXPECT_LE(*plan.paper_privacy.epsilon, 1.0);
+    ASSERT_TRUE(plan.report.best);
+    EXPECT_LE(*plan.report.analyses[*plan.report.best].epsilon, 1.0);
+  }
+  // A fixed batch size is kept; T stays the rule's.
+  PlanProblem fixed = sgd_problem();
+  fixed.batch_size = 3000;
+  const Plan f = hsdp::plan(fixed);
+  ASSERT_TRUE(f.feasible);
+  EXPECT_EQ(f.run.batch_size, 3000);
+  EXPECT_EQ(f.run.steps, 288);  // l = 4: 72 epochs of 4
+}
+
 // ---- input errors and the CLI -------------------------------------------------------------
 
 void expect_invalid(const PlanProblem& p, const std::string& names) {
@@ -418,6 +482,19 @@ TEST(Plan, InvalidInputNamesTheParameter) {
   auto o = online_problem();
   o.dimension.reset();
   expect_invalid(o, "dimension");
+  auto g = sgd_problem();
+  g.lipschitz.reset();
+  expect_invalid(g, "lipschitz");
+  g = sgd_problem();
+  g.smoothness.reset();
+  expect_invalid(g, "smoothness");
+  g = sgd_problem();
+  g.batch_size = 12001;
+  expect_invalid(g, "batch_size");
+  auto l = langevin_problem(2.0, 0.5);
+  l.batch_size = 10;
+  EXPECT_THROW(hsdp::check_plan_request(l), hsdp::InvalidArgument);
+  EXPECT_EQ(hsdp::parse_plan_setting("noisy-sgd"), hsdp::PlanSetting::noisy_sgd);
   EXPECT_THROW(hsdp::parse_plan_setting("centralised"), hsdp::InvalidArgument);
 }
 

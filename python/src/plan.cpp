@@ -80,8 +80,9 @@ void bind_plan(py::module_& m) {
         py::arg("dimension") = py::none(), py::arg("r0") = py::none(), py::arg("gradient_bound") = py::none(),
         py::arg("gradient_variance") = py::none(), py::arg("batch_size") = py::none(),
         R"doc(Propose noise, steps and step sizes minimising a paper's utility bound under the target
-(`hsdp plan`). setting: "langevin" | "federated" | "online". An unreachable target is a Plan
-with feasible == False and a reason.)doc");
+(`hsdp plan`). setting: "langevin" | "federated" | "online" | "noisy-sgd" (the trainer's plan:
+T, b, eta and the batch policy needing the least noise under every upper-bound analysis,
+docs/plan.md). An unreachable target is a Plan with feasible == False and a reason.)doc");
 }
 
 }  // namespace hsdp::python

@@ -50,6 +50,8 @@ PLANS = [
     ["federated", dict(epsilon=1, delta=1e-5, n=1000, lipschitz=1, smoothness=1, strong_convexity=0.5, diameter=2,
                        dimension=5)],
     ["online", dict(epsilon=2, delta=1e-5, n=2000, lipschitz=1, smoothness=1, diameter=1, dimension=1)],
+    ["noisy-sgd", dict(epsilon=1, delta=1e-5, n=12000, lipschitz=1.4142135623730951, smoothness=0.5,
+                       dimension=785)],
 ]
 
 

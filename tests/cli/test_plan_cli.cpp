@@ -47,6 +47,15 @@ TEST(Plan, CliBadInputExitsTwo) {
       "--diameter 1 --dimension 2 --r0 1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--r0"), std::string::npos) << r.err;
+  r = hsdp::testing::run_cli(
+      "plan --setting langevin --epsilon 1 --delta 1e-5 --n 1000 --lipschitz 1 --smoothness 2 "
+      "--strong-convexity 0.5 --diameter 1 --dimension 10 --batch-size 10");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--batch-size = 10"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  r = hsdp::testing::run_cli("plan --setting noisy-sgd --epsilon 1 --delta 1e-5 --n 1000 --smoothness 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--lipschitz"), std::string::npos) << r.err;
 }
 
 }  // namespace
