@@ -148,6 +148,16 @@ TEST(Planner, StatedFieldsAreKeptAndNoPlanWithoutATarget) {
   EXPECT_EQ(std::count(q->chosen.begin(), q->chosen.end(), "eta"), 0);
   EXPECT_DOUBLE_EQ(q->config.epochs, 10);
 
+  // Everything plannable stated but eta (which goes with a planned length): no plan at all.
+  TrainConfig all = length;
+  all.sampling = Sampling::fixed;
+  all.unstated.sampling = false;
+  all.batch_size = 64;
+  all.unstated.batch_size = false;
+  all.constraint.radius = 2;
+  all.unstated.radius = false;
+  EXPECT_FALSE(plan_training(all, 12000, 784, 1));
+
   TrainConfig sigma = request("logistic", 1);
   sigma.target_epsilon.reset();
   sigma.sigma = 1;

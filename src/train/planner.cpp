@@ -111,6 +111,7 @@ std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_
     }
   }
 
+  if (p.chosen.empty()) return std::nullopt;  // every plannable field was stated (or kept)
   std::string chosen_text = fmt::format("eta = {}{}", show(eta), !u.eta ? " (stated)" : u.length ? " (1.98/beta)" : " (1/beta: the length is stated)");
   if (sgd) {
     chosen_text += fmt::format(", b = {} ({} batch{} per epoch), {} epoch{}", k.batch_size, p.batches_per_epoch,
