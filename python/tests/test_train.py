@@ -135,3 +135,20 @@ def test_gil_is_released_during_training(data):
     # With the GIL held for the whole run, this thread could not tick while it lasted.
     assert elapsed["train"] > 0.1, elapsed
     assert ticks > 20, (ticks, elapsed)
+
+
+def test_plan_of_a_target(data):
+    """A target epsilon plans the keywords left unset (docs/training.md "The plan"); stated
+    keywords are kept, and without a target there is no plan."""
+    X, y = data
+    r = hsdp.train(X, y, epsilon=1.0, delta=1e-5, seed=1)
+    assert r.plan is not None
+    assert set(r.plan["chosen"]) == {"radius", "eta", "batch_size", "epochs", "sampling"}
+    # n = 569, logistic on norm-1 records: T = round(569 mu / (2 sqrt(2) 3.96)) = 14 full batches.
+    assert r.run.batch_size == 569 and r.run.steps == 14 and r.run.sampling == "full"
+    assert "T = round(n mu / (2 L eta)) = 14" in r.plan["summary"]
+    assert r.epsilon <= 1.0
+    kept = hsdp.train(X, y, epsilon=1.0, delta=1e-5, seed=1, batch_size=64, sampling="cyclic")
+    assert kept.run.batch_size == 64 and kept.run.sampling == "cyclic"
+    assert "batch_size" not in kept.plan["chosen"] and "sampling" not in kept.plan["chosen"]
+    assert hsdp.train(X, y, sigma=1.0, seed=1).plan is None
