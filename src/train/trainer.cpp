@@ -389,27 +389,8 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   for (std::int64_t t = 1; t <= T; ++t) {
     std::fill(grad.begin(), grad.end(), 0.0);
     std::int64_t clipped = 0;
-    if (parallel) {
-      if (plan.sampling == Sampling::full) {
-        clipped = full_gradient_sum(res.model, shard, clip, grad);
-        for (auto& u : res.uses) ++u;
-      } else {
-        sampler.next(t, batch);
-        local.clear();
-        const auto K = static_cast<std::int64_t>(parallel->size);
-        for (auto i : batch)
-          if (i % K == parallel->rank) local.push_back(i / K);
-        clipped = batch_gradient_sum(res.model, shard, local, clip, grad);
-        for (auto i : batch) ++res.uses[static_cast<std::size_t>(i)];
-        if (config.record_batches) res.batches.push_back(batch);
-      }
-      grad.resize(reduced);
-      if (config.clip) grad[P] = static_cast<double>(clipped);
-      parallel->sum(grad);
-      if (config.clip) clipped = std::llround(grad[P]);
-      grad.resize(P);
-    } else if (plan.sampling == Sampling::full) {
-      clipped = full_gradient_sum(res.model, data, clip, grad);
+    if (plan.sampling == Sampling::full) {
+      clipped = full_gradient_sum(res.model, parallel ? shard : data, clip, grad);
       for (auto& u : res.uses) ++u;
       if (config.record_batches) {
         batch.resize(static_cast<std::size_t>(n));
@@ -418,9 +399,24 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
       }
     } else {
       sampler.next(t, batch);
-      clipped = batch_gradient_sum(res.model, data, batch, clip, grad);
+      if (parallel) {  // the records of the batch this process holds, by local index
+        local.clear();
+        const auto K = static_cast<std::int64_t>(parallel->size);
+        for (auto i : batch)
+          if (i % K == parallel->rank) local.push_back(i / K);
+        clipped = batch_gradient_sum(res.model, shard, local, clip, grad);
+      } else {
+        clipped = batch_gradient_sum(res.model, data, batch, clip, grad);
+      }
       for (auto i : batch) ++res.uses[static_cast<std::size_t>(i)];
       if (config.record_batches) res.batches.push_back(batch);
+    }
+    if (parallel) {  // the sum over all processes (and the clipped count with it)
+      grad.resize(reduced);
+      if (config.clip) grad[P] = static_cast<double>(clipped);
+      parallel->sum(grad);
+      if (config.clip) clipped = std::llround(grad[P]);
+      grad.resize(P);
     }
     res.clipped_examples += clipped;
     const double eta = plan.eta.at(t);
