@@ -1,14 +1,19 @@
 // The `hsdp` command. Exit status: 0 success, 2 invalid input (the message names the
-// parameter and its allowed range), 1 internal error.
+// parameter and its allowed range), 1 internal error. Under mpirun with more than one
+// process (docs/distributed.md) `train` runs data-parallel, and an error on any process
+// stops the job: "hsdp: error: rank R: ..." and MPI_Abort with that status.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "commands.hpp"
 #include "field_names.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/train/distributed.hpp"
 
 namespace hsdp::cli {
 std::vector<Command>& commands() {
@@ -17,7 +22,24 @@ std::vector<Command>& commands() {
 }
 }  // namespace hsdp::cli
 
+namespace {
+
+// Ends the process with `status`: under mpirun with several processes an error stops the
+// whole job (the message names this rank); otherwise as a plain process.
+int finish(int status, const std::string& message = {}, const char* kind = "error") {
+  namespace dist = hsdp::train::distributed;
+  if (dist::world().size > 1 && status != 0)
+    dist::abort_job(kind == std::string_view("error") ? message : kind + (": " + message), status);
+  if (!message.empty()) std::cerr << "hsdp: " << kind << ": " << message << "\n";
+  dist::finalize();
+  return status;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  namespace dist = hsdp::train::distributed;
+  const dist::World world = dist::init(&argc, &argv);
   // Messages and reports name the library's fields as this command's flags.
   hsdp::use_field_names(hsdp::cli::flag_names(), hsdp::cli::flag_names());
   CLI::App app{"hsdp: differential privacy of the last iterate of noisy gradient descent"};
@@ -30,27 +52,28 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return finish(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return finish(app.exit(e));
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return 2;
+    return finish(2, world.size > 1 ? "invalid command line (above)" : "");
   } catch (const hsdp::InvalidArgument& e) {  // a flag's value, read by the library
-    std::cerr << "hsdp: error: " << e.what() << "\n";
-    return 2;
+    return finish(2, e.what());
   }
+  if (world.size > 1 && !app.got_subcommand("train"))
+    return finish(2, fmt::format("under mpirun with {} processes only `hsdp train` runs (data-parallel); "
+                                 "run other commands as one process",
+                                 world.size));
   try {
     for (auto& run : commands) {
       const int status = run();
-      if (status >= 0) return status;
+      if (status >= 0) return finish(status);
     }
-    return 0;
+    return finish(0);
   } catch (const hsdp::InvalidArgument& e) {
-    std::cerr << "hsdp: error: " << e.what() << "\n";
-    return 2;
+    return finish(2, e.what());
   } catch (const std::exception& e) {
-    std::cerr << "hsdp: internal error: " << e.what() << "\n";
-    return 1;
+    return finish(1, e.what(), "internal error");
   }
 }

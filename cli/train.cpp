@@ -14,6 +14,7 @@
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/train/distributed.hpp"
 #include "hsdp/train/model_io.hpp"
 #include "hsdp/train/prepare.hpp"
 #include "hsdp/train/trainer.hpp"
@@ -59,7 +60,12 @@ int run_train(const Options& o) {
   if (!o.sigma && !o.noise_std && !o.epsilon && !o.no_noise)
     fail("--epsilon", "(missing)", "a target --epsilon E --delta D, or --sigma, --noise-std or --no-noise");
   c.seed = o.seed;
-  c.progress = o.json ? nullptr : progress_bar();
+  // Under mpirun with K > 1 processes: data-parallel (docs/distributed.md); only process 0
+  // prints and writes files.
+  const auto& world = train::distributed::world();
+  const bool lead = world.rank == 0;
+  if (world.size > 1) c.data_parallel = train::distributed::data_parallel();
+  c.progress = o.json || !lead ? nullptr : progress_bar();
   require_open("--test-fraction", o.test_fraction, 0.0, 1.0);
 
   // ---- data
@@ -87,10 +93,11 @@ int run_train(const Options& o) {
   const train::Preparation prep = train::prepare_records(train_set, c, o.feature_scale);
   train::prepare_like(test_set, prep);
   const std::string& prep_text = prep.description;
-  if (!prep.warning.empty()) std::cerr << "warning: " << prep.warning << "\n";
+  if (!prep.warning.empty() && lead) std::cerr << "warning: " << prep.warning << "\n";
 
   // ---- train
   const train::TrainResult r = train::train(train_set, c);
+  if (!lead) return 0;
   const train::Evaluation tr = train::evaluate(r.model, train_set);
   const train::Evaluation te = train::evaluate(r.model, test_set);
 

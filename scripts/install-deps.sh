@@ -6,7 +6,7 @@ packages=(cmake g++ make libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev ccache zlib1g-dev clang-14
           libclang-rt-14-dev python3-sklearn liblinear-tools dataset-fashion-mnist
           libfftw3-dev libxml2-utils pybind11-dev python3-dev python3-numpy python3-pytest
-          python3-matplotlib)
+          python3-matplotlib libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

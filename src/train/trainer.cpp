@@ -232,6 +232,18 @@ void check_noise_choice(const TrainConfig& c) {
   // DP-SGD accounting, so that users can compare the two on the same data.
 }
 
+// The records i with i % size == rank, in order (record i at local index i / size).
+data::Dataset shard_of(const data::Dataset& data, int rank, int size) {
+  data::Dataset s;
+  s.d = data.d;
+  for (std::size_t i = static_cast<std::size_t>(rank); i < data.n; i += static_cast<std::size_t>(size)) {
+    s.x.insert(s.x.end(), data.row(i), data.row(i) + data.d);
+    s.y.push_back(data.y[i]);
+    ++s.n;
+  }
+  return s;
+}
+
 void check_classes(const LossSpec& loss) {
   if (loss.kind == LossKind::softmax && loss.classes < 2)
     fail("classes", static_cast<double>(loss.classes), ">= 2 distinct labels for softmax");
@@ -341,6 +353,10 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     std::random_device rd;  // the operating system's entropy source
     seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
   }
+  const TrainConfig::DataParallel* parallel =
+      config.data_parallel && config.data_parallel->size > 1 ? &*config.data_parallel : nullptr;
+  // Every process draws from process 0's seed (the entropy draw above is kept only there).
+  if (parallel) seed = parallel->share_seed(seed);
   std::mt19937_64 rng(seed);
   NoiseSource noise(rng, config.noise);
 
@@ -362,12 +378,19 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   const bool local_noise = config.algorithm == Algorithm::federated;
   double max_excess = -kInf;
   const std::int64_t report_every = std::max<std::int64_t>(1, T / 200);
+  // Data parallel: this process's records i = rank, rank + K, ... stored contiguously
+  // (local index i / K); per step the partial sums of the K processes are added (and the
+  // clipped counts with them, as one more coordinate when clipping is on).
+  data::Dataset shard;
+  std::vector<std::int64_t> local;
+  if (parallel) shard = shard_of(data, parallel->rank, parallel->size);
+  const std::size_t reduced = P + (config.clip ? 1 : 0);
 
   for (std::int64_t t = 1; t <= T; ++t) {
     std::fill(grad.begin(), grad.end(), 0.0);
     std::int64_t clipped = 0;
     if (plan.sampling == Sampling::full) {
-      clipped = full_gradient_sum(res.model, data, clip, grad);
+      clipped = full_gradient_sum(res.model, parallel ? shard : data, clip, grad);
       for (auto& u : res.uses) ++u;
       if (config.record_batches) {
         batch.resize(static_cast<std::size_t>(n));
@@ -376,9 +399,24 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
       }
     } else {
       sampler.next(t, batch);
-      clipped = batch_gradient_sum(res.model, data, batch, clip, grad);
+      if (parallel) {  // the records of the batch this process holds, by local index
+        local.clear();
+        const auto K = static_cast<std::int64_t>(parallel->size);
+        for (auto i : batch)
+          if (i % K == parallel->rank) local.push_back(i / K);
+        clipped = batch_gradient_sum(res.model, shard, local, clip, grad);
+      } else {
+        clipped = batch_gradient_sum(res.model, data, batch, clip, grad);
+      }
       for (auto i : batch) ++res.uses[static_cast<std::size_t>(i)];
       if (config.record_batches) res.batches.push_back(batch);
+    }
+    if (parallel) {  // the sum over all processes (and the clipped count with it)
+      grad.resize(reduced);
+      if (config.clip) grad[P] = static_cast<double>(clipped);
+      parallel->sum(grad);
+      if (config.clip) clipped = std::llround(grad[P]);
+      grad.resize(P);
     }
     res.clipped_examples += clipped;
     const double eta = plan.eta.at(t);

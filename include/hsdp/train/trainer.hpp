@@ -96,6 +96,19 @@ struct TrainConfig {
   struct Unstated {
     bool sampling = false, batch_size = false, length = false, eta = false, radius = false;
   } unstated;
+
+  /// Data-parallel training over `size` processes (train/distributed.hpp sets this under
+  /// mpirun; docs/distributed.md). Every process calls train() with the same data and
+  /// configuration; this one sums the gradients of the records i with i % size == rank only,
+  /// `sum` adds the partial sums of all processes in place (the same result on every one),
+  /// and `share_seed` returns process 0's seed on every process, so batches and noise come
+  /// from one generator sequence, as in one process. Unset: one process (no change at all).
+  struct DataParallel {
+    int rank = 0, size = 1;
+    std::function<void(std::vector<double>&)> sum;
+    std::function<std::uint64_t(std::uint64_t)> share_seed;
+  };
+  std::optional<DataParallel> data_parallel;
 };
 
 

@@ -1,0 +1,38 @@
+// Data-parallel training under Open MPI (docs/distributed.md). Declarations only: no MPI
+// header here; src/train/distributed.cpp is built into the hsdp_distributed library, with
+// MPI when the build option HSDP_WITH_MPI is on and as a one-process stub otherwise.
+#pragma once
+
+#include <string_view>
+
+#include "hsdp/train/trainer.hpp"
+
+namespace hsdp::train::distributed {
+
+/// This process among the processes of the job: rank 0 of 1 unless started by mpirun.
+struct World {
+  int rank = 0;
+  int size = 1;
+};
+
+/// True when this build can run data-parallel (HSDP_WITH_MPI).
+bool available();
+
+/// Initialises MPI when the process was started by an MPI launcher (Open MPI's mpirun
+/// sets OMPI_COMM_WORLD_SIZE); a process started otherwise never touches MPI. Returns the
+/// world, also kept for world().
+World init(int* argc, char*** argv);
+const World& world();
+
+/// Ends MPI (a no-op when init() did not start it).
+void finalize();
+
+/// The gradient-sum hooks for TrainConfig::data_parallel: MPI_Allreduce(SUM) of the
+/// partial gradient sums in MPI_COMM_WORLD, and process 0's seed broadcast.
+TrainConfig::DataParallel data_parallel();
+
+/// Stops the whole job (MPI_Abort on every process) with `status` after printing
+/// "hsdp: error: rank R: message" to stderr; without MPI, prints the message and exits.
+[[noreturn]] void abort_job(std::string_view message, int status);
+
+}  // namespace hsdp::train::distributed

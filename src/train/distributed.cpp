@@ -1,0 +1,86 @@
+// MPI glue of data-parallel training (include/hsdp/train/distributed.hpp). The only file
+// that includes <mpi.h>; compiled without it (one process) when HSDP_WITH_MPI is off.
+#include "hsdp/train/distributed.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#if HSDP_WITH_MPI
+// The C API only (Open MPI would otherwise pull in its deprecated C++ bindings).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+namespace hsdp::train::distributed {
+
+namespace {
+World the_world;
+[[maybe_unused]] bool started = false;
+}  // namespace
+
+bool available() { return HSDP_WITH_MPI != 0; }
+
+World init([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
+#if HSDP_WITH_MPI
+  // Only under a launcher: a plain `hsdp` run stays a plain process (no MPI start-up cost,
+  // no MPI messages).
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
+    MPI_Init(argc, argv);
+    started = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &the_world.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &the_world.size);
+    // Errors of MPI calls abort the job (the default on MPI_COMM_WORLD, stated here).
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  }
+#endif
+  return the_world;
+}
+
+const World& world() { return the_world; }
+
+void finalize() {
+#if HSDP_WITH_MPI
+  if (started) {
+    MPI_Finalize();
+    started = false;
+  }
+#endif
+}
+
+TrainConfig::DataParallel data_parallel() {
+  TrainConfig::DataParallel p;
+  p.rank = the_world.rank;
+  p.size = the_world.size;
+#if HSDP_WITH_MPI
+  p.sum = [](std::vector<double>& v) {
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+  };
+  p.share_seed = [](std::uint64_t seed) {
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    return seed;
+  };
+#else
+  p.sum = [](std::vector<double>&) {};
+  p.share_seed = [](std::uint64_t seed) { return seed; };
+#endif
+  return p;
+}
+
+void abort_job(std::string_view message, int status) {
+  if (the_world.size > 1)
+    std::fprintf(stderr, "hsdp: error: rank %d: %.*s\n", the_world.rank,
+                 static_cast<int>(message.size()), message.data());
+  else
+    std::fprintf(stderr, "hsdp: error: %.*s\n", static_cast<int>(message.size()), message.data());
+  std::fflush(stderr);
+#if HSDP_WITH_MPI
+  if (started) MPI_Abort(MPI_COMM_WORLD, status);
+#endif
+  std::exit(status);
+}
+
+}  // namespace hsdp::train::distributed

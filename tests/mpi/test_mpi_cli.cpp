@@ -1,0 +1,170 @@
+// `hsdp train` data-parallel under mpirun (docs/distributed.md) against the same command as
+// one process: the same document (configuration, report, account command, accuracies) byte
+// for byte, the model within the stated tolerance (the gradient sums are added in another
+// order), and a failing rank stops the job naming it. Built only with HSDP_WITH_MPI.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kHeart = "/usr/share/doc/liblinear-tools/examples/heart_scale";
+// docs/distributed.md: max |theta difference| to one process (measured about 1e-15).
+constexpr double kTolerance = 1e-12;
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+// `hsdp ARGS` as one process (processes == 0) or under mpirun -np processes.
+Result run(int processes, const std::string& args) {
+  static int counter = 0;
+  const std::string err_file = ::testing::TempDir() + "hsdp_mpi_err_" + std::to_string(::getpid()) +
+                               "_" + std::to_string(++counter);
+  std::string cmd = std::string(HSDP_CLI_PATH) + " " + args;
+  if (processes > 0)
+    cmd = std::string(HSDP_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " +
+          std::to_string(processes) + " " + cmd;
+  // One OpenMP thread per process: the machine has few cores, and the result does not
+  // depend on the thread count (sampler.hpp).
+  cmd = "OMP_NUM_THREADS=1 " + cmd + " 2>" + err_file;
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  if (FILE* f = std::fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
+    std::fclose(f);
+    std::remove(err_file.c_str());
+  }
+  return r;
+}
+
+std::vector<double> parameters(const json& model) {
+  std::vector<double> theta;
+  for (const auto& row : model["weights"])
+    for (const auto& v : row) theta.push_back(v.get<double>());
+  for (const auto& v : model["intercept"]) theta.push_back(v.get<double>());
+  return theta;
+}
+
+double max_difference(const json& a, const json& b) {
+  const auto x = parameters(a), y = parameters(b);
+  EXPECT_EQ(x.size(), y.size());
+  EXPECT_FALSE(x.empty());
+  double m = 0.0;
+  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
+// Runs `args` as one process and under mpirun -np k; the documents must agree.
+void expect_same_as_one_process(const std::string& args, int k) {
+  ASSERT_TRUE(std::filesystem::exists(kHeart)) << "run scripts/install-deps.sh (liblinear-tools)";
+  const Result one = run(0, args);
+  ASSERT_EQ(one.status, 0) << one.err;
+  const Result many = run(k, args);
+  ASSERT_EQ(many.status, 0) << many.err;
+  const json a = json::parse(one.out), b = json::parse(many.out);  // one document: rank 0 only
+  ASSERT_TRUE(a["report"].is_object());
+  EXPECT_EQ(a["report"].dump(), b["report"].dump());
+  EXPECT_EQ(a["account_command"], b["account_command"]);
+  EXPECT_EQ(a["configuration"].dump(), b["configuration"].dump());
+  EXPECT_EQ(a["randomness"], b["randomness"]);
+  EXPECT_EQ(a["train_accuracy"].get<double>(), b["train_accuracy"].get<double>());
+  EXPECT_EQ(a["test_accuracy"].get<double>(), b["test_accuracy"].get<double>());
+  EXPECT_NEAR(a["test_loss"].get<double>(), b["test_loss"].get<double>(), 1e-12);
+  const double diff = max_difference(a["model"], b["model"]);
+  EXPECT_LE(diff, kTolerance) << "max |theta difference| " << diff;
+  // The theta differ at most by reduction order: not by a different noise draw.
+  ::testing::Test::RecordProperty("max_theta_difference", std::to_string(diff));
+}
+
+const std::string kDoneWhen = "train --data " + kHeart +
+                              " --format libsvm --model logistic --algorithm noisy-gd --steps 50"
+                              " --sigma 0.5 --seed 3 --json";
+
+TEST(MpiTrain, NoisyGdTwoProcessesEqualsOne) { expect_same_as_one_process(kDoneWhen, 2); }
+
+TEST(MpiTrain, NoisyGdThreeProcessesEqualsOne) { expect_same_as_one_process(kDoneWhen, 3); }
+
+TEST(MpiTrain, NoisySgdPoissonWithClippingEqualsOne) {
+  // Poisson batches drawn by every process from the shared generator; each sums the records
+  // of the batch it holds; clipping acts (C < L), so the clipped counts are summed too.
+  expect_same_as_one_process("train --data " + kHeart +
+                                 " --format libsvm --model logistic --algorithm noisy-sgd"
+                                 " --sampling poisson --batch-size 40 --steps 60 --sigma 1 --clip 0.5"
+                                 " --seed 11 --json",
+                             3);
+}
+
+TEST(MpiTrain, PlannedTargetEpsilonEqualsOne) {
+  // The plan and the calibration are computed identically on every process.
+  expect_same_as_one_process("train --data " + kHeart +
+                                 " --format libsvm --model logistic --algorithm noisy-sgd --epsilon 2"
+                                 " --delta 1e-5 --seed 2 --json",
+                             2);
+}
+
+TEST(MpiTrain, OnlyRankZeroWritesTheModelFile) {
+  const std::string model = ::testing::TempDir() + "hsdp_mpi_model_" + std::to_string(::getpid()) + ".json";
+  std::filesystem::remove(model);
+  const Result r = run(2, kDoneWhen + " --output " + model);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(model);
+  ASSERT_TRUE(in) << model;
+  const json file = json::parse(in);
+  const json out = json::parse(r.out);
+  EXPECT_EQ(file["model"].dump(), out["model"].dump());
+  EXPECT_EQ(file["report"].dump(), out["report"].dump());
+  std::filesystem::remove(model);
+}
+
+TEST(MpiTrain, MalformedFileStopsTheJobNamingTheRank) {
+  const std::string bad = ::testing::TempDir() + "hsdp_mpi_bad_" + std::to_string(::getpid()) + ".libsvm";
+  const std::string model = bad + ".model.json";
+  {
+    std::ofstream f(bad);
+    f << "+1 1:0.5 2:0.25\n-1 1:0.1 oops\n+1 2:0.3\n";
+  }
+  std::filesystem::remove(model);
+  const Result r = run(2, "train --data " + bad +
+                              " --format libsvm --model logistic --algorithm noisy-gd --steps 5"
+                              " --sigma 1 --seed 1 --json --output " + model);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("hsdp: error: rank "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":2:"), std::string::npos) << r.err;  // the file and its line
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(model));  // nothing written
+  std::filesystem::remove(bad);
+}
+
+TEST(MpiTrain, OtherCommandsRefuseSeveralProcesses) {
+  const Result r = run(2, "account --n 100 --steps 10 --batch-size 10 --sigma 1 --eta 0.1 "
+                          "--lipschitz 1 --smoothness 1 --diameter 1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("only `hsdp train` runs"), std::string::npos) << r.err;
+}
+
+TEST(MpiTrain, OneProcessUnderMpirunIsThePlainRun) {
+  const Result one = run(0, kDoneWhen);
+  const Result single = run(1, kDoneWhen);
+  ASSERT_EQ(single.status, 0) << single.err;
+  EXPECT_EQ(one.out, single.out);  // byte for byte: no data-parallel path for one process
+}
+
+}  // namespace

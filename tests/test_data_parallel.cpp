@@ -1,0 +1,157 @@
+// Data-parallel training (TrainConfig::data_parallel, docs/distributed.md) without MPI: K
+// "processes" are K threads calling train() on the same data, their hooks adding the
+// partial gradient sums through shared memory in rank order (what MPI_Allreduce does) and
+// handing out rank 0's seed. Every rank must end with the same model, equal to one process
+// up to the order of the additions, with the same report.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <nlohmann/json.hpp>
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "hsdp/accountant.hpp"
+#include "hsdp/train/trainer.hpp"
+
+namespace {
+
+using namespace hsdp;
+using namespace hsdp::train;
+
+data::Dataset synthetic(std::size_t n, std::size_t d, std::uint64_t seed) {
+  data::Dataset ds;
+  ds.n = n;
+  ds.d = d;
+  ds.x.resize(n * d);
+  ds.y.resize(n);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g;
+  for (std::size_t i = 0; i < n; ++i) {
+    double norm = 0, s = 0;
+    for (std::size_t j = 0; j < d; ++j) norm += std::pow(ds.x[i * d + j] = g(rng), 2);
+    for (std::size_t j = 0; j < d; ++j) s += (ds.x[i * d + j] *= 0.999 / std::sqrt(norm)) * (j % 2 ? 1 : -1);
+    ds.y[i] = s > 0 ? 1 : -1;
+  }
+  return ds;
+}
+
+TrainConfig base_config() {
+  TrainConfig c;
+  c.loss.kind = LossKind::logistic;
+  c.constraint = {ConstraintKind::ball, 5.0};
+  c.sigma = 0.5;
+  c.seed = 7;
+  return c;
+}
+
+// The same training on K threads acting as K processes.
+std::vector<TrainResult> train_on(int K, const data::Dataset& data, const TrainConfig& config) {
+  std::barrier sync(K);
+  std::vector<std::vector<double>> parts(static_cast<std::size_t>(K));
+  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(K));
+  std::vector<TrainResult> results(static_cast<std::size_t>(K));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < K; ++rank)
+    threads.emplace_back([&, rank] {
+      TrainConfig c = config;
+      TrainConfig::DataParallel p;
+      p.rank = rank;
+      p.size = K;
+      p.sum = [&, rank](std::vector<double>& v) {
+        parts[static_cast<std::size_t>(rank)] = v;
+        sync.arrive_and_wait();
+        std::vector<double> total(v.size(), 0.0);
+        for (const auto& part : parts)
+          for (std::size_t j = 0; j < v.size(); ++j) total[j] += part[j];
+        sync.arrive_and_wait();  // every rank has read the parts before they change
+        v = total;
+      };
+      p.share_seed = [&, rank](std::uint64_t seed) {
+        seeds[static_cast<std::size_t>(rank)] = seed;
+        sync.arrive_and_wait();
+        const std::uint64_t shared = seeds[0];
+        sync.arrive_and_wait();
+        return shared;
+      };
+      c.data_parallel = p;
+      results[static_cast<std::size_t>(rank)] = hsdp::train::train(data, c);
+    });
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (std::size_t j = 0; j < a.size(); ++j) m = std::max(m, std::abs(a[j] - b[j]));
+  return m;
+}
+
+void expect_like_one_process(const data::Dataset& data, const TrainConfig& c, int K) {
+  const TrainResult one = hsdp::train::train(data, c);
+  const auto many = train_on(K, data, c);
+  for (const auto& r : many) {
+    // The same noise and batches on every rank: bit-identical models.
+    EXPECT_EQ(r.model.theta, many[0].model.theta);
+    EXPECT_EQ(r.uses, one.uses);
+    EXPECT_EQ(r.clipped_examples, one.clipped_examples);
+    EXPECT_EQ(r.released_step, one.released_step);
+    ASSERT_TRUE(r.report && one.report);
+    EXPECT_EQ(to_json(*r.report).dump(), to_json(*one.report).dump());
+  }
+  const double diff = max_difference(many[0].model.theta, one.model.theta);
+  EXPECT_LE(diff, 1e-12);
+  // Not trivially equal: the model moved away from 0.
+  double norm = 0;
+  for (double v : one.model.theta) norm += v * v;
+  EXPECT_GT(norm, 0.01);
+}
+
+TEST(DataParallel, FullBatchEqualsOneProcess) {
+  TrainConfig c = base_config();
+  c.algorithm = Algorithm::noisy_gd;
+  c.steps = 30;
+  const auto data = synthetic(301, 6, 1);
+  expect_like_one_process(data, c, 2);
+  expect_like_one_process(data, c, 3);
+}
+
+TEST(DataParallel, PoissonBatchesWithClippingEqualOneProcess) {
+  TrainConfig c = base_config();
+  c.algorithm = Algorithm::noisy_sgd;
+  c.sampling = Sampling::poisson;
+  c.batch_size = 40;
+  c.steps = 50;
+  c.clip = 0.3;  // < L: clipping acts, and the clipped counts are summed over the ranks
+  const auto data = synthetic(250, 5, 2);
+  const TrainResult one = hsdp::train::train(data, c);
+  EXPECT_GT(one.clipped_examples, 0);
+  expect_like_one_process(data, c, 3);
+}
+
+TEST(DataParallel, RandomStopAndShuffleEqualOneProcess) {
+  TrainConfig c = base_config();
+  c.algorithm = Algorithm::noisy_sgd;
+  c.sampling = Sampling::shuffle;
+  c.batch_size = 25;
+  c.steps = 40;
+  c.release = Release::random_stop;
+  expect_like_one_process(synthetic(200, 4, 3), c, 2);
+}
+
+TEST(DataParallel, EntropySeedIsRankZeros) {
+  // Without a seed each rank draws its own entropy; the shared seed makes the models agree.
+  TrainConfig c = base_config();
+  c.seed.reset();
+  c.algorithm = Algorithm::noisy_gd;
+  c.steps = 10;
+  const auto many = train_on(3, synthetic(90, 3, 4), c);
+  for (const auto& r : many) {
+    EXPECT_FALSE(r.seeded);
+    EXPECT_EQ(r.model.theta, many[0].model.theta);
+  }
+}
+
+}  // namespace
