@@ -2,6 +2,7 @@
 // (tests/cli/) both use, so the two assert against one reference.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,8 +13,44 @@
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/plan.hpp"
 #include "hsdp/run.hpp"
+#include "hsdp/train/model.hpp"
 
 namespace hsdp::testing {
+
+// ---- training: n records with d Gaussian features scaled to norm 0.999 R; labels by the sign
+// of a random direction (logistic, huber), its clamped value (squared) or i % classes (softmax).
+inline hsdp::data::Dataset synthetic(std::size_t n, std::size_t d, double R, std::uint64_t seed,
+                                     hsdp::train::LossKind kind,
+                                     std::size_t classes = 2) {
+  hsdp::data::Dataset ds;
+  ds.n = n;
+  ds.d = d;
+  ds.x.resize(n * d);
+  ds.y.resize(n);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g;
+  std::vector<double> w(d);
+  for (auto& v : w) v = g(rng);
+  for (std::size_t i = 0; i < n; ++i) {
+    double nrm = 0, s = 0;
+    for (std::size_t j = 0; j < d; ++j) {
+      ds.x[i * d + j] = g(rng);
+      nrm += ds.x[i * d + j] * ds.x[i * d + j];
+    }
+    nrm = std::sqrt(nrm);
+    for (std::size_t j = 0; j < d; ++j) {
+      ds.x[i * d + j] *= R / nrm * 0.999;
+      s += w[j] * ds.x[i * d + j];
+    }
+    switch (kind) {
+      case hsdp::train::LossKind::logistic:
+      case hsdp::train::LossKind::huber: ds.y[i] = s > 0 ? 1 : -1; break;
+      case hsdp::train::LossKind::squared: ds.y[i] = std::clamp(s, -1.0, 1.0); break;
+      case hsdp::train::LossKind::softmax: ds.y[i] = static_cast<double>(i % classes); break;
+    }
+  }
+  return ds;
+}
 
 // ---- audit exact: a run with L = beta = 1 and constant step size and noise.
 inline hsdp::Run make_run(std::int64_t n, std::int64_t steps, std::int64_t b, hsdp::Sampling sampling,

@@ -14,27 +14,16 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/train/trainer.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
 using namespace hsdp;
 using namespace hsdp::train;
 
+// Binary records of norm 0.999 (tests/fixtures.hpp).
 data::Dataset synthetic(std::size_t n, std::size_t d, std::uint64_t seed) {
-  data::Dataset ds;
-  ds.n = n;
-  ds.d = d;
-  ds.x.resize(n * d);
-  ds.y.resize(n);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g;
-  for (std::size_t i = 0; i < n; ++i) {
-    double norm = 0, s = 0;
-    for (std::size_t j = 0; j < d; ++j) norm += std::pow(ds.x[i * d + j] = g(rng), 2);
-    for (std::size_t j = 0; j < d; ++j) s += (ds.x[i * d + j] *= 0.999 / std::sqrt(norm)) * (j % 2 ? 1 : -1);
-    ds.y[i] = s > 0 ? 1 : -1;
-  }
-  return ds;
+  return hsdp::testing::synthetic(n, d, 1.0, seed, LossKind::logistic);
 }
 
 TrainConfig base_config() {

@@ -9,6 +9,7 @@
 #include "hsdp/errors.hpp"
 #include "hsdp/train/planner.hpp"
 #include "hsdp/train/train_spec.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -22,24 +23,6 @@ TrainConfig request(const std::string& model, double epsilon) {
   c.target_epsilon = epsilon;
   c.delta = 1e-5;
   return c;
-}
-
-// Binary labels on the unit sphere (records of norm 1, as the trainer's scaling leaves them).
-data::Dataset sphere(std::size_t n, std::size_t d, std::uint64_t seed) {
-  data::Dataset ds;
-  ds.n = n;
-  ds.d = d;
-  ds.x.resize(n * d);
-  ds.y.resize(n);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g;
-  for (std::size_t i = 0; i < n; ++i) {
-    double nrm = 0;
-    for (std::size_t j = 0; j < d; ++j) nrm += std::pow(ds.x[i * d + j] = g(rng), 2);
-    for (std::size_t j = 0; j < d; ++j) ds.x[i * d + j] *= 0.999 / std::sqrt(nrm);
-    ds.y[i] = ds.x[i * d] + 0.3 * g(rng) > 0 ? 1 : -1;
-  }
-  return ds;
 }
 
 // docs/privacy-utility.md's table: mu at delta = 1e-5; and the exact GDP curve (an
@@ -193,8 +176,8 @@ TEST(Planner, ReleaseEveryAndNoisyGd) {
 TEST(Planner, TrainerPlansFromPublicQuantitiesOnly) {
   TrainConfig c = request("logistic", 1);
   c.seed = 1;
-  const TrainResult a = train::train(sphere(300, 5, 1), c);
-  const TrainResult b = train::train(sphere(300, 5, 2), c);
+  const TrainResult a = train::train(hsdp::testing::synthetic(300, 5, 1.0, 1, LossKind::logistic), c);
+  const TrainResult b = train::train(hsdp::testing::synthetic(300, 5, 1.0, 2, LossKind::logistic), c);
   ASSERT_FALSE(a.plan_summary.empty());
   EXPECT_EQ(a.plan_summary, b.plan_summary);
   EXPECT_EQ(a.run.batch_size, b.run.batch_size);

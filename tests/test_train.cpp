@@ -17,6 +17,7 @@
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/trainer.hpp"
+#include "fixtures.hpp"
 #include "train/sampler.hpp"
 
 namespace {
@@ -24,38 +25,7 @@ namespace {
 using namespace hsdp;
 using namespace hsdp::train;
 
-// A dataset of n records with d features, rows of norm <= R, labels by `label`.
-data::Dataset synthetic(std::size_t n, std::size_t d, double R, std::uint64_t seed, LossKind kind,
-                        std::size_t classes = 2) {
-  data::Dataset ds;
-  ds.n = n;
-  ds.d = d;
-  ds.x.resize(n * d);
-  ds.y.resize(n);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g;
-  std::vector<double> w(d);
-  for (auto& v : w) v = g(rng);
-  for (std::size_t i = 0; i < n; ++i) {
-    double nrm = 0, s = 0;
-    for (std::size_t j = 0; j < d; ++j) {
-      ds.x[i * d + j] = g(rng);
-      nrm += ds.x[i * d + j] * ds.x[i * d + j];
-    }
-    nrm = std::sqrt(nrm);
-    for (std::size_t j = 0; j < d; ++j) {
-      ds.x[i * d + j] *= R / nrm * 0.999;
-      s += w[j] * ds.x[i * d + j];
-    }
-    switch (kind) {
-      case LossKind::logistic:
-      case LossKind::huber: ds.y[i] = s > 0 ? 1 : -1; break;
-      case LossKind::squared: ds.y[i] = std::clamp(s, -1.0, 1.0); break;
-      case LossKind::softmax: ds.y[i] = static_cast<double>(i % classes); break;
-    }
-  }
-  return ds;
-}
+using hsdp::testing::synthetic;
 
 TrainResult fit(const data::Dataset& d, const TrainConfig& c) { return hsdp::train::train(d, c); }
 

@@ -16,11 +16,13 @@ struct CliResult {
   std::string err;  ///< stderr
 };
 
-inline CliResult run_cli(const std::string& args) {
+/// Runs a shell command line (`prefix` may set the environment or a launcher such as mpirun)
+/// and captures its stdout, stderr and exit status.
+inline CliResult run_command(const std::string& command) {
   static int counter = 0;
   const std::string err_file = ::testing::TempDir() + "hsdp_cli_err_" + std::to_string(::getpid()) +
                                 "_" + std::to_string(++counter);
-  const std::string cmd = std::string(HSDP_CLI_PATH) + " " + args + " 2>" + err_file;
+  const std::string cmd = command + " 2>" + err_file;
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
@@ -36,5 +38,8 @@ inline CliResult run_cli(const std::string& args) {
   }
   return r;
 }
+
+/// `hsdp ARGS` (the binary built next to the tests).
+inline CliResult run_cli(const std::string& args) { return run_command(std::string(HSDP_CLI_PATH) + " " + args); }
 
 }  // namespace hsdp::testing

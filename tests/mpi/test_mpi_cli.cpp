@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_runner.hpp"
+
 namespace {
 
 using nlohmann::json;
@@ -22,37 +24,17 @@ const std::string kHeart = "/usr/share/doc/liblinear-tools/examples/heart_scale"
 // docs/distributed.md: max |theta difference| to one process (measured about 1e-15).
 constexpr double kTolerance = 1e-12;
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
+using Result = hsdp::testing::CliResult;
 
 // `hsdp ARGS` as one process (processes == 0) or under mpirun -np processes.
 Result run(int processes, const std::string& args) {
-  static int counter = 0;
-  const std::string err_file = ::testing::TempDir() + "hsdp_mpi_err_" + std::to_string(::getpid()) +
-                               "_" + std::to_string(++counter);
   std::string cmd = std::string(HSDP_CLI_PATH) + " " + args;
   if (processes > 0)
     cmd = std::string(HSDP_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " +
           std::to_string(processes) + " " + cmd;
   // One OpenMP thread per process: the machine has few cores, and the result does not
   // depend on the thread count (sampler.hpp).
-  cmd = "OMP_NUM_THREADS=1 " + cmd + " 2>" + err_file;
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  if (FILE* f = std::fopen(err_file.c_str(), "r")) {
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
-    std::fclose(f);
-    std::remove(err_file.c_str());
-  }
-  return r;
+  return hsdp::testing::run_command("OMP_NUM_THREADS=1 " + cmd);
 }
 
 std::vector<double> parameters(const json& model) {
