@@ -7,15 +7,6 @@ namespace hsdp::audit::detail {
 
 namespace {
 
-// Smallest 2^a 3^b 5^c 7^d >= n: sizes FFTW transforms fastest.
-std::size_t good_size(std::size_t n) {
-  for (std::size_t m = std::max<std::size_t>(n, 2);; ++m) {
-    std::size_t r = m;
-    for (const std::size_t p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
-}
 
 std::size_t checked(std::size_t n) {
   if (n < 1) throw std::logic_error("Convolver: empty grid");
@@ -24,7 +15,7 @@ std::size_t checked(std::size_t n) {
 
 }  // namespace
 
-Convolver::Convolver(std::size_t n) : n_(checked(n)), m_(good_size(2 * n - 1)), fft_(m_) {}
+Convolver::Convolver(std::size_t n) : n_(checked(n)), m_(num::detail::fft_good_size(2 * n - 1)), fft_(m_) {}
 
 std::vector<std::complex<double>> Convolver::kernel_spectrum(std::span<const double> kernel) {
   if (kernel.size() != 2 * n_ - 1) throw std::logic_error("Convolver: kernel size");

@@ -2,6 +2,7 @@
 
 #include <fftw3.h>
 
+#include <algorithm>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -10,6 +11,15 @@
 #include "fftw_planner.hpp"
 
 namespace hsdp::num::detail {
+
+std::size_t fft_good_size(std::size_t n) {
+  for (std::size_t m = std::max<std::size_t>(n, 2);; ++m) {
+    std::size_t r = m;
+    for (const std::size_t p : {2, 3, 5, 7})
+      while (r % p == 0) r /= p;
+    if (r == 1) return m;
+  }
+}
 
 RealFft::RealFft(std::size_t n) : n_(n) {
   if (n < 1) throw std::logic_error("RealFft: empty transform");

@@ -13,6 +13,9 @@ namespace hsdp::num::detail {
 /// and a c2r plan spectrum -> real (FFTW_ESTIMATE: deterministic plans, no timing).
 /// Unnormalised, as FFTW: inverse(forward(x)) = n x. Throws std::bad_alloc when the buffers
 /// cannot be allocated, std::runtime_error when FFTW cannot plan.
+/// The smallest 2^a 3^b 5^c 7^d >= max(n, 2): the lengths FFTW transforms fastest.
+std::size_t fft_good_size(std::size_t n);
+
 class RealFft {
  public:
   explicit RealFft(std::size_t n);
