@@ -393,6 +393,19 @@ std::function<double(double)> gaussian_rdp_term(double mu) {
 
 }  // namespace
 
+PrivacyLoss PrivacyLoss::from_grid(double interval, std::int64_t offset, std::vector<double> pmf,
+                                   double inf_mass, double slack,
+                                   std::function<double(double)> rdp) {
+  PrivacyLoss p;
+  p.interval_ = interval;
+  p.offset_ = offset;
+  p.pmf_ = std::move(pmf);
+  p.inf_mass_ = inf_mass;
+  p.slack_ = slack;
+  p.rdp_.push_back({std::move(rdp), 1.0});
+  return p;
+}
+
 PrivacyLoss PrivacyLoss::gaussian(double mu, const PldOptions& options) {
   validate(options);
   if (std::isnan(mu) || mu < 0) fail("mu", mu, ">= 0");
@@ -411,12 +424,8 @@ PrivacyLoss PrivacyLoss::gaussian(double mu, const PldOptions& options) {
   const auto law = normal_mixture_law({{1.0, mu}}, {{1.0, 0.0}}, 1.0,
                                       [mu](double l) { return l / mu + 0.5 * mu; }, -kInf, kInf);
   auto d = discretise(law, options);
-  p.offset_ = d.offset;
-  p.pmf_ = std::move(d.pmf);
-  p.inf_mass_ = d.inf_mass;
-  p.slack_ = d.slack;
-  p.rdp_.push_back({gaussian_rdp_term(mu), 1.0});
-  return p;
+  return from_grid(options.interval, d.offset, std::move(d.pmf), d.inf_mass, d.slack,
+                   gaussian_rdp_term(mu));
 }
 
 PrivacyLoss PrivacyLoss::laplace(double r, const PldOptions& options) {
@@ -477,20 +486,12 @@ PrivacyLoss PrivacyLoss::mixture_vs_gaussian(double q, double s, double shift,
   if (q == 1) return gaussian(shift / s, options);
   const double c = shift;
   auto d = discretise(remove_order_law(q, s, c), options);
-  PrivacyLoss p;
-  p.interval_ = options.interval;
-  p.offset_ = d.offset;
-  p.pmf_ = std::move(d.pmf);
-  p.inf_mass_ = d.inf_mass;
-  p.slack_ = d.slack;
   // MTZ 2019: the RDP of this pair, maximised over both orders (div/rdp.cpp).
   const double z = s / c;
-  p.rdp_.push_back({[q, z](double alpha) {
-                      return sampled_gaussian_rdp(alpha, q, z, Subsampling::poisson,
-                                                  Neighbours::remove);
-                    },
-                    1.0});
-  return p;
+  return from_grid(options.interval, d.offset, std::move(d.pmf), d.inf_mass, d.slack,
+                   [q, z](double alpha) {
+                     return sampled_gaussian_rdp(alpha, q, z, Subsampling::poisson, Neighbours::remove);
+                   });
 }
 
 PrivacyLoss PrivacyLoss::gaussian_vs_mixture(double q, double s, double shift,
@@ -501,19 +502,11 @@ PrivacyLoss PrivacyLoss::gaussian_vs_mixture(double q, double s, double shift,
   if (q == 1) return gaussian(shift / s, options);
   const double c = shift;
   auto d = discretise(add_order_law(q, s, c), options);
-  PrivacyLoss p;
-  p.interval_ = options.interval;
-  p.offset_ = d.offset;
-  p.pmf_ = std::move(d.pmf);
-  p.inf_mass_ = d.inf_mass;
-  p.slack_ = d.slack;
   const double z = s / c;
-  p.rdp_.push_back({[q, z](double alpha) {
-                      return sampled_gaussian_rdp(alpha, q, z, Subsampling::poisson,
-                                                  Neighbours::remove);
-                    },
-                    1.0});
-  return p;
+  return from_grid(options.interval, d.offset, std::move(d.pmf), d.inf_mass, d.slack,
+                   [q, z](double alpha) {
+                     return sampled_gaussian_rdp(alpha, q, z, Subsampling::poisson, Neighbours::remove);
+                   });
 }
 
 PrivacyLoss PrivacyLoss::mixture_vs_gaussian_symmetrised(double q, double s, double shift,
@@ -527,21 +520,13 @@ PrivacyLoss PrivacyLoss::mixture_vs_gaussian_symmetrised(double q, double s, dou
   const auto remove = remove_order_law(q, s, c);
   const auto add = add_order_law(q, s, c);
   auto d = discretise_max_profile(remove, add, options);
-  PrivacyLoss p;
-  p.interval_ = options.interval;
-  p.offset_ = d.offset;
-  p.pmf_ = std::move(d.pmf);
-  p.inf_mass_ = d.inf_mass;
-  p.slack_ = d.slack;
   // WBK 2019 Thm 9, the RDP div/rdp.cpp uses for fixed-size replace-one (valid for both
   // orders of the relation); s / shift * 2 keeps its units (noise in units of C, Delta = 2C).
   const double z = 2.0 * s / c;
-  p.rdp_.push_back({[q, z](double alpha) {
-                      return sampled_gaussian_rdp(alpha, q, z, Subsampling::fixed,
-                                                  Neighbours::replace);
-                    },
-                    1.0});
-  return p;
+  return from_grid(options.interval, d.offset, std::move(d.pmf), d.inf_mass, d.slack,
+                   [q, z](double alpha) {
+                     return sampled_gaussian_rdp(alpha, q, z, Subsampling::fixed, Neighbours::replace);
+                   });
 }
 
 PrivacyLoss PrivacyLoss::mixture_vs_mixture(double q, double s, const PldOptions& options) {
@@ -572,33 +557,16 @@ PrivacyLoss PrivacyLoss::mixture_vs_mixture(double q, double s, const PldOptions
   const auto law = normal_mixture_law({{1.0 - q, 0.0}, {q, 1.0}}, {{1.0 - q, 0.0}, {q, -1.0}}, s,
                                       x_of, -kInf, kInf);
   auto d = discretise(law, options);
-  PrivacyLoss p;
-  p.interval_ = options.interval;
-  p.offset_ = d.offset;
-  p.pmf_ = std::move(d.pmf);
-  p.inf_mass_ = d.inf_mass;
-  p.slack_ = d.slack;
-  p.rdp_.push_back({[q, s](double alpha) {
-                      return sampled_gaussian_rdp(alpha, q, s, Subsampling::poisson,
-                                                  Neighbours::replace);
-                    },
-                    1.0});
-  return p;
+  return from_grid(options.interval, d.offset, std::move(d.pmf), d.inf_mass, d.slack,
+                   [q, s](double alpha) {
+                     return sampled_gaussian_rdp(alpha, q, s, Subsampling::poisson, Neighbours::replace);
+                   });
 }
 
 // ------------------------------------------------------------------ composition
 
 namespace {
 
-// Smallest 2^a 3^b 5^c 7^d >= n: lengths FFTW transforms fastest.
-std::size_t good_size(std::size_t n) {
-  for (std::size_t m = std::max<std::size_t>(n, 2);; ++m) {
-    std::size_t r = m;
-    for (const std::size_t p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
-}
 
 // log E[e^{lambda L}] over the stored finite part (Horner in r = e^{lambda h}, scaled so
 // that nothing overflows).
@@ -714,7 +682,7 @@ PrivacyLoss PrivacyLoss::compose(
   auto i_lo = static_cast<std::int64_t>(std::floor(lo / h));
   auto i_hi = static_cast<std::int64_t>(std::ceil(hi / h));
   const auto width = static_cast<std::size_t>(i_hi - i_lo + 1);
-  const std::size_t n = good_size(width);
+  const std::size_t n = num::detail::fft_good_size(width);
   if (n > static_cast<std::size_t>(options.max_length)) check_grid_size(static_cast<double>(n) * h * 2, options);
   // The window actually used is [i_lo, i_lo + n - 1]; the mass of the sum above it.
   const double top = static_cast<double>(i_lo + static_cast<std::int64_t>(n) - 1) * h;

@@ -163,6 +163,10 @@ class PrivacyLoss {
     std::function<double(double)> rho;
     double count;
   };
+  // One pair's law as discretised (grid, offset, pmf, mass at +inf, error bound) and its
+  // Renyi curve (one step).
+  static PrivacyLoss from_grid(double interval, std::int64_t offset, std::vector<double> pmf,
+                               double inf_mass, double slack, std::function<double(double)> rdp);
   double pmf_delta(double epsilon) const;
   double pmf_epsilon(double delta) const;
   double rdp_log_delta(double epsilon) const;
