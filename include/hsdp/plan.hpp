@@ -132,8 +132,9 @@ double plan_online_regret(const Run& run);
 // ---- the training plan (docs/training.md "The plan"; setting noisy-sgd; hsdp train) ----
 
 /// The Gaussian-DP parameter mu whose exact curve delta(eps; mu) meets (epsilon, delta):
-/// the largest mu with delta(epsilon; mu) <= delta (to 1e-12 relative). A planning
-/// quantity, not a bound.
+/// the largest mu with delta(epsilon; mu) <= delta (to 1e-12 relative), searched in
+/// [1e-6, 1e3]: 1e-6 when even that misses the target (e.g. eps = 1e-6, delta = 1e-300).
+/// A planning quantity, not a bound: the plan's noise is calibrated and verified separately.
 double gdp_mu_for(double epsilon, double delta);
 
 /// The rule's numbers for n records, a per-record gradient bound L and a step eta:
