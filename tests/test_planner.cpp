@@ -48,6 +48,12 @@ TEST(Planner, GdpMuMeetsTheTargetExactly) {
     EXPECT_GT(mu, last) << e;
     last = mu;
   }
+  // delta = 1e-300 (log domain): still met exactly; at eps = 1e-6 no mu >= 1e-6 meets it and
+  // the search's lower end is returned (a planning quantity: the noise is calibrated anyway).
+  const double tiny = gdp_mu_for(5.0, 1e-300);
+  EXPECT_LE(div::gdp_log_delta(5.0, tiny), std::log(1e-300) + 1e-9);
+  EXPECT_GT(div::gdp_log_delta(5.0, tiny * (1 + 1e-6)), std::log(1e-300));
+  EXPECT_EQ(gdp_mu_for(1e-6, 1e-300), 1e-6);
   EXPECT_THROW(gdp_mu_for(1, 0), InvalidArgument);
   EXPECT_THROW(gdp_mu_for(0, 1e-5), InvalidArgument);
 }
