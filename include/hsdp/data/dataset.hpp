@@ -29,6 +29,10 @@ struct Dataset {
   /// Where each record came from: its 1-based line (CSV, LIBSVM) or 0-based item index
   /// (IDX), so later errors about a record can name it.
   std::vector<std::size_t> origin;
+  /// The user each record belongs to (federated training with several records per user,
+  /// docs/distributed.md "Federated training"); any text. Empty: every record is its own user.
+  /// Like `origin`, it follows the records through class selection and the train/test split.
+  std::vector<std::string> users;
 
   const double* row(std::size_t i) const { return x.data() + i * d; }
   double* row(std::size_t i) { return x.data() + i * d; }
