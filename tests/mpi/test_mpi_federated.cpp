@@ -33,10 +33,20 @@ Result run(int processes, const std::string& args) {
   return hsdp::testing::run_command("OMP_NUM_THREADS=1 " + cmd);
 }
 
+std::string users_path() {
+  return ::testing::TempDir() + "hsdp_mpi_users_" + std::to_string(::getpid()) + ".txt";
+}
+
+// Removes the users file at the end of the run.
+struct RemoveUsersFile : ::testing::Environment {
+  void TearDown() override { std::filesystem::remove(users_path()); }
+};
+const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new RemoveUsersFile);
+
 // heart_scale's 270 records held by users of 1..3 records (ids in a shuffled order).
 const std::string& users_file() {
   static const std::string path = [] {
-    const std::string p = ::testing::TempDir() + "hsdp_mpi_users_" + std::to_string(::getpid()) + ".txt";
+    const std::string p = users_path();
     std::ofstream f(p);
     std::mt19937 rng(4);
     int written = 0, user = 0;
