@@ -12,7 +12,8 @@
 //   pnsgd      asoodeh-diaz-calmon journal Alg. 2 / isit Alg. 1: one pass over cyclic
 //              batches, s = eta sigma (Laplace: isit Thm 3, s = sqrt(2) eta v), last
 //              iterate or a uniformly random stop
-//   federated  asoodeh-chen-calmon-ozgur 2021 Alg. 1: n users, m per round without
+//   federated  asoodeh-chen-calmon-ozgur 2021 Alg. 1: n users (Dataset::users, or one per
+//              record), m per round without
 //              replacement (a hidden random permutation), each user adds its own noise
 //              sigma Z_j to its gradient; aggregate (eta/m) sum_j; s = eta sigma / sqrt(m)
 //   online     asoodeh-diaz-calmon journal Sec. VI (24): noisy OGD over the stream in
