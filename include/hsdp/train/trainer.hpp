@@ -13,9 +13,9 @@
 //              batches, s = eta sigma (Laplace: isit Thm 3, s = sqrt(2) eta v), last
 //              iterate or a uniformly random stop
 //   federated  asoodeh-chen-calmon-ozgur 2021 Alg. 1: n users (Dataset::users, or one per
-//              record), m per round without
-//              replacement (a hidden random permutation), each user adds its own noise
-//              sigma Z_j to its gradient; aggregate (eta/m) sum_j; s = eta sigma / sqrt(m)
+//              record), m per round without replacement (a hidden random permutation),
+//              each user adds its own noise sigma Z_j to its gradient (the mean of its
+//              records' gradients); aggregate (eta/m) sum_j; s = eta sigma / sqrt(m)
 //   online     asoodeh-diaz-calmon journal Sec. VI (24): noisy OGD over the stream in
 //              order, one record per step, eta_t = eta/sqrt(t) by default, random stop
 // The trainer never computes a bound: it hands the Run it performed to the accountant.
