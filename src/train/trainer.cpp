@@ -370,7 +370,7 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
   const bool server = fed.rank == 0;
   const auto clients = static_cast<std::int64_t>(fed.size - 1);
   const auto users = static_cast<std::int64_t>(local.size());
-  // The clients' generators come from a job seed the server sends: derived from --seed (a
+  // The clients' generators come from a job seed the server sends: derived from the seed (a
   // seeded job is reproducible) or fresh entropy, never the server's own seed, so that the
   // clients cannot replay the hidden permutation or stop of an unseeded run.
   std::vector<std::int64_t> job(1, 0);
