@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "hsdp/data/shard.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::train::distributed {
@@ -30,6 +31,10 @@ void finalize();
 /// The gradient-sum hooks for TrainConfig::data_parallel: MPI_Allreduce(SUM) of the
 /// partial gradient sums in MPI_COMM_WORLD, and process 0's seed broadcast.
 TrainConfig::DataParallel data_parallel();
+
+/// The collectives of a sharded read (data/shard.hpp) in MPI_COMM_WORLD: MPI_Allgather of
+/// one 64-bit count, MPI_Allgatherv of text, MPI_Allreduce(SUM) of doubles.
+data::Collectives collectives();
 
 /// Stops the whole job (MPI_Abort on every process) with `status` after printing
 /// "hsdp: error: rank R: message" to stderr; without MPI, prints the message and exits.
