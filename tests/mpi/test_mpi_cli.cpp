@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -76,7 +78,9 @@ void expect_same_as_one_process(const std::string& args, int k) {
   const double diff = max_difference(a["model"], b["model"]);
   EXPECT_LE(diff, kTolerance) << "max |theta difference| " << diff;
   // The theta differ at most by reduction order: not by a different noise draw.
-  ::testing::Test::RecordProperty("max_theta_difference", std::to_string(diff));
+  std::ostringstream shown;
+  shown << std::setprecision(3) << diff;
+  ::testing::Test::RecordProperty("max_theta_difference", shown.str());
 }
 
 const std::string kDoneWhen = "train --data " + kHeart +
