@@ -101,7 +101,7 @@ TrainingData read_training_data(const Options& o, train::TrainConfig& c,
       if (!o.classes.empty()) td.test = data::select_classes(td.test, o.classes, comm);
       train::apply_label_mapping(td.test.data, data::to_string(td.kind), td.train.data.labels, td.test.first());
     } else {
-      std::tie(td.train, td.test) = data::train_test_split(all, o.test_fraction, o.split_seed);
+      std::tie(td.train, td.test) = data::train_test_split(std::move(all), o.test_fraction, o.split_seed);
     }
   }
   if (o.test_data) {

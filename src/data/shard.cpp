@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -244,36 +245,58 @@ Part select_classes(const Part& part, const std::vector<std::string>& raw_labels
   return out;
 }
 
-std::pair<Part, Part> train_test_split(const Part& part, double test_fraction, std::uint64_t seed) {
+std::pair<Part, Part> train_test_split(Part part, double test_fraction, std::uint64_t seed) {
   const std::vector<bool> is_test = test_records(part.n(), test_fraction, seed);
   const std::size_t K = part.offsets.size() - 1;
-  Part train, test;
-  train.rank = test.rank = part.rank;
-  train.offsets.assign(1, 0);
+  std::vector<std::size_t> train_offsets{0};
+  Part test;
+  test.rank = part.rank;
   test.offsets.assign(1, 0);
   for (std::size_t r = 0; r < K; ++r) {
     std::size_t t = 0;
     for (std::size_t g = part.offsets[r]; g < part.offsets[r + 1]; ++g) t += is_test[g] ? 1 : 0;
     test.offsets.push_back(test.offsets.back() + t);
-    train.offsets.push_back(train.offsets.back() + (part.offsets[r + 1] - part.offsets[r] - t));
+    train_offsets.push_back(train_offsets.back() + (part.offsets[r + 1] - part.offsets[r] - t));
   }
-  const Dataset& data = part.data;
-  for (Part* p : {&train, &test}) {
-    p->data.d = data.d;
-    p->data.source = data.source;
-    p->data.labels = data.labels;
-  }
+  // The test records are copied out; the train records move forward in place (so the peak is
+  // the part plus its test records, not two copies of the part).
+  Dataset& data = part.data;
+  const std::size_t first = part.first();
+  const std::size_t d = data.d;
+  Dataset& to = test.data;
+  to.d = d;
+  to.source = data.source;
+  to.labels = data.labels;
+  const std::size_t held = test.offsets[static_cast<std::size_t>(part.rank) + 1] - test.offsets[static_cast<std::size_t>(part.rank)];
+  to.x.reserve(held * d);
   const bool mapped = data.y.size() == data.n;
+  const bool raw = data.raw_labels.size() == data.n;
   const bool origin = data.origin.size() == data.n;
+  std::size_t kept = 0;
   for (std::size_t i = 0; i < data.n; ++i) {
-    Dataset& to = is_test[part.first() + i] ? test.data : train.data;
-    to.x.insert(to.x.end(), data.row(i), data.row(i) + data.d);
-    if (mapped) to.y.push_back(data.y[i]);
-    to.raw_labels.push_back(data.raw_labels[i]);
-    if (origin) to.origin.push_back(data.origin[i]);
-    ++to.n;
+    if (is_test[first + i]) {
+      to.x.insert(to.x.end(), data.row(i), data.row(i) + d);
+      if (mapped) to.y.push_back(data.y[i]);
+      if (raw) to.raw_labels.push_back(std::move(data.raw_labels[i]));
+      if (origin) to.origin.push_back(data.origin[i]);
+      ++to.n;
+      continue;
+    }
+    if (kept != i) {
+      std::copy(data.row(i), data.row(i) + d, data.row(kept));
+      if (mapped) data.y[kept] = data.y[i];
+      if (raw) data.raw_labels[kept] = std::move(data.raw_labels[i]);
+      if (origin) data.origin[kept] = data.origin[i];
+    }
+    ++kept;
   }
-  return {std::move(train), std::move(test)};
+  data.n = kept;
+  data.x.resize(kept * d);
+  if (mapped) data.y.resize(kept);
+  if (raw) data.raw_labels.resize(kept);
+  if (origin) data.origin.resize(kept);
+  part.offsets = std::move(train_offsets);
+  return {std::move(part), std::move(test)};
 }
 
 }  // namespace hsdp::data

@@ -92,8 +92,9 @@ Part select_classes(const Part& part, const std::vector<std::string>& raw_labels
 
 /// The parts of train_test_split(whole, test_fraction, seed) that this part holds: the same
 /// permutation of the n records (computed by every process from n and the seed: O(n)
-/// memory), each part's train and test records in file order, with their offsets. No
+/// memory), each part's train and test records in file order, with their offsets. The train
+/// records stay where they are (moved forward), the test records are copied out. No
 /// collective.
-std::pair<Part, Part> train_test_split(const Part& part, double test_fraction, std::uint64_t seed);
+std::pair<Part, Part> train_test_split(Part part, double test_fraction, std::uint64_t seed);
 
 }  // namespace hsdp::data
