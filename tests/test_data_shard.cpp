@@ -282,6 +282,24 @@ TEST(Shard, EmptyFileHasNoRecords) {
   std::vector<std::string> errors;
   t.run<hd::Part>([&](const hd::Collectives& w) { return hd::read_part({f.path, "libsvm"}, w); }, &errors);
   for (const auto& e : errors) EXPECT_EQ(e, f.path + ":1:1: no records");
+  const TempFile g("empty.csv", "", false);
+  Threads t2(4);
+  t2.run<hd::Part>([&](const hd::Collectives& w) { return hd::read_part({g.path, "csv"}, w); }, &errors);
+  for (const auto& e : errors) EXPECT_EQ(e, g.path + ":1:1: no records");
+}
+
+TEST(Shard, BadFirstLineIsReportedByItsHolderOnly) {
+  // A blank line 1: the process holding it says so; the others, lacking a layout, read
+  // nothing and wait in their next collective (under MPI the job stops with the holder's
+  // message; tests/mpi checks the whole job).
+  const TempFile f("blank.csv", "\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n", false);
+  const std::string expected = f.path + ":1:1: empty line (every line must be a record)";
+  for (int K = 2; K <= 4; ++K) {
+    Threads t(K);
+    std::vector<std::string> errors;
+    t.run<hd::Part>([&](const hd::Collectives& w) { return hd::read_part({f.path, "csv"}, w); }, &errors);
+    EXPECT_EQ(errors[0], expected);
+  }
 }
 
 // ------------------------------------------------------------------------------------ IDX

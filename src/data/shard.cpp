@@ -185,9 +185,9 @@ Part read_part(const DataSource& source, const Collectives& world) {
     if (!info.owns_line_one) info.line_one = first_line(source.path);
     part.data = detail::read_csv_lines(*own, name, options, &info);
     part.offsets = gather_offsets(part.data.n, world);
-    if (info.layout_failed) return part;  // the process holding line 1 reports it
     const std::size_t n = part.n();
     if (n == 0) fail_at(name, static_cast<std::size_t>(total_lines) + 1, 1, "no records");
+    if (info.layout_failed) return part;  // the process holding line 1 reports it
     if (info.declared && n != info.declared_n) {
       // As in one process: the first record past the declared count is named by its holder.
       if (n > info.declared_n) {

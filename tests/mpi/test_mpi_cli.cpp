@@ -264,6 +264,17 @@ TEST(MpiTrain, MalformedFileStopsTheJobNamingTheRank) {
   std::filesystem::remove(bad);
 }
 
+TEST(MpiTrain, BadHeaderLineIsReportedByRankZero) {
+  // Line 1 gives every process its layout; only the one holding it reports what is wrong.
+  const std::string bad = ::testing::TempDir() + "hsdp_mpi_blank_" + std::to_string(::getpid()) + ".csv";
+  std::ofstream(bad) << "\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n";
+  const Result r = run(3, "train --data " + bad + " --model logistic --sigma 1 --seed 1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("hsdp: error: rank 0: " + bad + ":1:1: empty line (every line must be a record)"),
+            std::string::npos) << r.err;
+  std::filesystem::remove(bad);
+}
+
 TEST(MpiTrain, OtherCommandsRefuseSeveralProcesses) {
   const Result r = run(2, "account --n 100 --steps 10 --batch-size 10 --sigma 1 --eta 0.1 "
                           "--lipschitz 1 --smoothness 1 --diameter 1");
