@@ -14,6 +14,7 @@
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/data/users.hpp"
+#include "hsdp/data/shard.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/distributed.hpp"
 #include "hsdp/train/model_io.hpp"
@@ -52,6 +53,79 @@ std::function<void(std::int64_t, std::int64_t)> progress_bar() {
   };
 }
 
+// The training and test records of this process, prepared: all of them in one process; under
+// mpirun with K > 1 processes only this process's part of each file, read, filtered, split and
+// prepared part by part with the same result as one process (docs/distributed.md).
+struct TrainingData {
+  data::Part train, test;
+  data::LabelKind kind = data::LabelKind::real;
+  train::Preparation prep;
+  std::string split_text;
+};
+
+data::Part whole(data::Dataset d) {
+  data::Part p;
+  p.offsets = {0, d.n};
+  p.data = std::move(d);
+  return p;
+}
+
+TrainingData read_training_data(const Options& o, train::TrainConfig& c,
+                                const train::distributed::World& world) {
+  TrainingData td;
+  auto source = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view field) {
+    return data::DataSource{path, o.format, labels, std::string(field), o.label_column, 0};
+  };
+  // Federated under mpirun: every process reads the whole file and the clients keep their
+  // users' records (docs/distributed.md, "Federated training").
+  if (world.size == 1 || c.federation) {
+    data::Dataset all = data::read(source(o.data, o.labels_file, "labels"));
+    if (o.users) data::read_users(all, *o.users);  // follow the records through classes and split
+    if (!o.classes.empty()) all = data::select_classes(all, o.classes);
+    td.kind = train::map_labels_for(all, c, o.positive);
+    data::Dataset train_set, test_set;
+    if (o.test_data) {
+      train_set = std::move(all);
+      test_set = data::read(source(*o.test_data, o.test_labels_file, "test_labels"));
+      if (!o.classes.empty()) test_set = data::select_classes(test_set, o.classes);
+      train::apply_label_mapping(test_set, data::to_string(td.kind), train_set.labels);
+    } else {
+      std::tie(train_set, test_set) = data::train_test_split(all, o.test_fraction, o.split_seed);
+    }
+    td.train = whole(std::move(train_set));
+    td.test = whole(std::move(test_set));
+  } else {
+    if (o.users)  // users are federated's (the one-process run says the same in train())
+      fail("--users", "(given)", "given only with --algorithm federated (user-level training is federated Alg. 1's)");
+    const data::Collectives comm = train::distributed::collectives();
+    data::Part all = data::read_part(source(o.data, o.labels_file, "labels"), comm);
+    if (!o.classes.empty()) all = data::select_classes(all, o.classes, comm);
+    td.kind = train::map_labels_for(all, c, o.positive, comm);
+    if (o.test_data) {
+      td.train = std::move(all);
+      td.test = data::read_part(source(*o.test_data, o.test_labels_file, "test_labels"), comm);
+      if (!o.classes.empty()) td.test = data::select_classes(td.test, o.classes, comm);
+      train::apply_label_mapping(td.test.data, data::to_string(td.kind), td.train.data.labels, td.test.first());
+    } else {
+      std::tie(td.train, td.test) = data::train_test_split(std::move(all), o.test_fraction, o.split_seed);
+    }
+  }
+  if (o.test_data) {
+    if (td.test.data.d != td.train.data.d)
+      fail("--test-data", *o.test_data,
+           fmt::format("a file with d = {} features like --data (it has {})", td.train.data.d, td.test.data.d));
+    td.split_text = fmt::format("{} train records, {} test records ({})", td.train.n(), td.test.n(), *o.test_data);
+  } else {
+    td.split_text = fmt::format("{} train / {} test records (split fraction {}, split seed {})", td.train.n(),
+                                td.test.n(), show(o.test_fraction), o.split_seed);
+  }
+  td.prep = world.size == 1 || c.federation
+                ? train::prepare_records(td.train.data, c, o.feature_scale)
+                : train::prepare_records(td.train, c, o.feature_scale, train::distributed::collectives());
+  train::prepare_like(td.test.data, td.prep);
+  return td;
+}
+
 int run_train(const Options& o) {
   // ---- configuration (validated before any data is read)
   train::TrainConfig c = train_config(o);
@@ -74,38 +148,28 @@ int run_train(const Options& o) {
   require_open("--test-fraction", o.test_fraction, 0.0, 1.0);
 
   // ---- data
-  auto read = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view field) {
-    return data::read({path, o.format, labels, std::string(field), o.label_column, 0});
-  };
-  data::Dataset all = read(o.data, o.labels_file, "labels");
-  if (o.users) data::read_users(all, *o.users);  // follow the records through classes and split
-  if (!o.classes.empty()) all = data::select_classes(all, o.classes);
-  const data::LabelKind kind = train::map_labels_for(all, c, o.positive);
-  data::Dataset train_set, test_set;
-  std::string split_text;
-  if (o.test_data) {
-    train_set = std::move(all);
-    test_set = read(*o.test_data, o.test_labels_file, "test_labels");
-    if (!o.classes.empty()) test_set = data::select_classes(test_set, o.classes);
-    train::apply_label_mapping(test_set, data::to_string(kind), train_set.labels);
-    if (test_set.d != train_set.d)
-      fail("--test-data", *o.test_data, fmt::format("a file with d = {} features like --data (it has {})", train_set.d, test_set.d));
-    split_text = fmt::format("{} train records, {} test records ({})", train_set.n, test_set.n, *o.test_data);
-  } else {
-    std::tie(train_set, test_set) = data::train_test_split(all, o.test_fraction, o.split_seed);
-    split_text = fmt::format("{} train / {} test records (split fraction {}, split seed {})", train_set.n,
-                             test_set.n, show(o.test_fraction), o.split_seed);
-  }
-  const train::Preparation prep = train::prepare_records(train_set, c, o.feature_scale);
-  train::prepare_like(test_set, prep);
+  TrainingData td = read_training_data(o, c, world);
+  const data::Dataset& train_set = td.train.data;
+  const std::string& split_text = td.split_text;
+  const train::Preparation& prep = td.prep;
+  const data::LabelKind kind = td.kind;
   const std::string& prep_text = prep.description;
   if (!prep.warning.empty() && lead) std::cerr << "warning: " << prep.warning << "\n";
 
   // ---- train
+  if (c.data_parallel) c.data_parallel->offsets = td.train.offsets;
   const train::TrainResult r = train::train(train_set, c);
+  train::Evaluation tr, te;
+  if (world.size > 1 && !c.federation) {  // sums over the processes' records
+    const data::Collectives comm = train::distributed::collectives();
+    tr = train::evaluate(r.model, td.train, comm);
+    te = train::evaluate(r.model, td.test, comm);
+  }
   if (!lead) return 0;
-  const train::Evaluation tr = r.train_evaluation ? *r.train_evaluation : train::evaluate(r.model, train_set);
-  const train::Evaluation te = train::evaluate(r.model, test_set);
+  if (world.size == 1 || c.federation) {
+    tr = r.train_evaluation ? *r.train_evaluation : train::evaluate(r.model, train_set);
+    te = train::evaluate(r.model, td.test.data);
+  }
 
   // ---- the document (model file and --json)
   nlohmann::json doc;

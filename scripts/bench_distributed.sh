@@ -3,7 +3,7 @@
 # Fashion-MNIST (60000 images, 784 pixels; softmax, 10 classes, 48000 training records)
 # as 1 process and under mpirun -np 2. The time per step is the difference of two runs
 # (STEPS_LONG and STEPS_SHORT steps) divided by the difference of steps, so reading and
-# preparing the data (not sharded yet) cancels out; examples/s = training records / step time.
+# preparing the data cancels out; examples/s = training records / step time.
 #   scripts/bench_distributed.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,6 @@
 // Data-parallel training (TrainConfig::data_parallel, docs/distributed.md) without MPI: K
-// "processes" are K threads calling train() on the same data, their hooks adding the
+// "processes" are K threads calling train() on their contiguous parts of the data (records
+// [offsets[r], offsets[r+1])), their hooks adding the
 // partial gradient sums through shared memory in rank order (what MPI_Allreduce does) and
 // handing out rank 0's seed. Every rank must end with the same model, equal to one process
 // up to the order of the additions, with the same report.
@@ -35,8 +36,29 @@ TrainConfig base_config() {
   return c;
 }
 
-// The same training on K threads acting as K processes.
-std::vector<TrainResult> train_on(int K, const data::Dataset& data, const TrainConfig& config) {
+// Records [begin, end) of `data`.
+data::Dataset slice(const data::Dataset& data, std::size_t begin, std::size_t end) {
+  data::Dataset s;
+  s.d = data.d;
+  s.n = end - begin;
+  s.x.assign(data.x.begin() + static_cast<std::ptrdiff_t>(begin * data.d),
+             data.x.begin() + static_cast<std::ptrdiff_t>(end * data.d));
+  s.y.assign(data.y.begin() + static_cast<std::ptrdiff_t>(begin), data.y.begin() + static_cast<std::ptrdiff_t>(end));
+  return s;
+}
+
+// Even contiguous parts: process r holds [r n / K, (r+1) n / K).
+std::vector<std::size_t> even(std::size_t n, int K) {
+  std::vector<std::size_t> offsets;
+  for (int r = 0; r <= K; ++r) offsets.push_back(n * static_cast<std::size_t>(r) / static_cast<std::size_t>(K));
+  return offsets;
+}
+
+// The same training on K threads acting as K processes, process r given records
+// [offsets[r], offsets[r+1]) (default: even parts).
+std::vector<TrainResult> train_on(int K, const data::Dataset& data, const TrainConfig& config,
+                                  std::vector<std::size_t> offsets = {}) {
+  if (offsets.empty()) offsets = even(data.n, K);
   std::barrier sync(K);
   std::vector<std::vector<double>> parts(static_cast<std::size_t>(K));
   std::vector<std::uint64_t> seeds(static_cast<std::size_t>(K));
@@ -48,6 +70,7 @@ std::vector<TrainResult> train_on(int K, const data::Dataset& data, const TrainC
       TrainConfig::DataParallel p;
       p.rank = rank;
       p.size = K;
+      p.offsets = offsets;
       p.sum = [&, rank](std::vector<double>& v) {
         parts[static_cast<std::size_t>(rank)] = v;
         sync.arrive_and_wait();
@@ -65,7 +88,8 @@ std::vector<TrainResult> train_on(int K, const data::Dataset& data, const TrainC
         return shared;
       };
       c.data_parallel = p;
-      results[static_cast<std::size_t>(rank)] = hsdp::train::train(data, c);
+      const auto r = static_cast<std::size_t>(rank);
+      results[r] = hsdp::train::train(slice(data, offsets[r], offsets[r + 1]), c);
     });
   for (auto& t : threads) t.join();
   return results;
@@ -78,9 +102,10 @@ double max_difference(const std::vector<double>& a, const std::vector<double>& b
   return m;
 }
 
-void expect_like_one_process(const data::Dataset& data, const TrainConfig& c, int K) {
+void expect_like_one_process(const data::Dataset& data, const TrainConfig& c, int K,
+                             std::vector<std::size_t> offsets = {}) {
   const TrainResult one = hsdp::train::train(data, c);
-  const auto many = train_on(K, data, c);
+  const auto many = train_on(K, data, c, std::move(offsets));
   for (const auto& r : many) {
     // The same noise and batches on every rank: bit-identical models.
     EXPECT_EQ(r.model.theta, many[0].model.theta);
@@ -128,6 +153,42 @@ TEST(DataParallel, RandomStopAndShuffleEqualOneProcess) {
   c.steps = 40;
   c.release = Release::random_stop;
   expect_like_one_process(synthetic(200, 4, 3), c, 2);
+}
+
+TEST(DataParallel, UnevenAndEmptyPartsEqualOneProcess) {
+  // Parts as byte ranges give them: of different sizes, one of them empty.
+  TrainConfig c = base_config();
+  c.algorithm = Algorithm::noisy_sgd;
+  c.sampling = Sampling::fixed;
+  c.batch_size = 30;
+  c.steps = 40;
+  const auto data = synthetic(200, 4, 5);
+  expect_like_one_process(data, c, 4, {0, 13, 13, 150, 200});
+  c.algorithm = Algorithm::noisy_gd;
+  c.steps = 20;
+  expect_like_one_process(data, c, 3, {0, 0, 199, 200});
+}
+
+TEST(DataParallel, LayoutMustMatchThePart) {
+  TrainConfig c = base_config();
+  c.algorithm = Algorithm::noisy_gd;
+  c.steps = 2;
+  TrainConfig::DataParallel p;
+  p.rank = 1;
+  p.size = 2;
+  p.offsets = {0, 10, 30};
+  p.sum = [](std::vector<double>&) {};
+  p.share_seed = [](std::uint64_t s) { return s; };
+  c.data_parallel = p;
+  const auto data = synthetic(30, 3, 6);
+  try {
+    hsdp::train::train(slice(data, 0, 10), c);  // process 1 holds 20 records, not 10
+    FAIL() << "no error";
+  } catch (const hsdp::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the 20 records of process 1"), std::string::npos) << e.what();
+  }
+  c.data_parallel->offsets = {0, 10};  // 2 entries for 2 processes
+  EXPECT_THROW(hsdp::train::train(slice(data, 10, 30), c), hsdp::InvalidArgument);
 }
 
 TEST(DataParallel, EntropySeedIsRankZeros) {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "io.hpp"
+#include "parts.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 
@@ -101,7 +102,14 @@ bool sklearn_header(const std::vector<Field>& fields, std::size_t& n, std::size_
   return d > 0;
 }
 
-Dataset read(detail::LineSource& lines, const std::string& name, const CsvOptions& options) {
+}  // namespace
+
+// `part`: reading the lines of one process's range (data/shard.hpp): `lines` starts at line
+// part->first_line; the layout comes from the file's first line (part->line_one when the range
+// starts later); the checks that need every part (no records, the declared count) are left
+// to the caller, which gets the header's facts back in `part`.
+Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const CsvOptions& options,
+                               CsvPart* part) {
   if (options.delimiter == '"' || options.delimiter == '\n' || options.delimiter == '\r' ||
       options.delimiter == '\0')
     fail("delimiter", quoted(std::string_view(&options.delimiter, 1)),
@@ -111,6 +119,7 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
   data.source = name;
   std::string line;
   std::size_t lineno = 0;
+  if (part && options.skip_lines != 0) fail("skip_lines", std::to_string(options.skip_lines), "0 when reading parts");
   for (; lineno < options.skip_lines; ++lineno)
     if (!lines.next(line))
       fail("skip_lines", std::to_string(options.skip_lines),
@@ -136,6 +145,49 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
     expected = width;
   };
 
+  // Decides the layout from the first line's fields; true when it is a header.
+  auto decide = [&](std::size_t at) {
+    std::size_t n = 0;
+    std::size_t d = 0;
+    const bool sk = options.header != CsvOptions::Header::absent && sklearn_header(fields, n, d);
+    bool header = options.header == CsvOptions::Header::present || sk;
+    if (options.header == CsvOptions::Header::auto_detect && !header) {
+      const std::size_t width = fields.size();
+      const std::size_t lab = options.label_column.value_or(width == 0 ? 0 : width - 1);
+      header = !all_numbers(fields, lab);
+    }
+    if (header) {
+      header_line = at;
+      if (sk) {
+        declared = true;
+        declared_n = n;
+        choose_label(d + 1, at);
+      } else {
+        choose_label(fields.size(), at);
+      }
+      return true;
+    }
+    choose_label(fields.size(), at);
+    return false;
+  };
+  if (part) {
+    lineno = part->first_line - 1;
+    if (!part->owns_line_one) {
+      // The range starts after line 1: the layout is line 1's. The process that holds line 1
+      // reports what is wrong with it; this one then stops reading (an empty part).
+      first = false;
+      try {
+        if (!part->line_one || part->line_one->find_first_not_of(" \t") == std::string::npos)
+          throw InvalidArgument("no layout");
+        split(*part->line_one, options.delimiter, name, 1, fields);
+        decide(1);
+      } catch (const InvalidArgument&) {
+        part->layout_failed = true;
+        return data;
+      }
+    }
+  }
+
   while (lines.next(line)) {
     ++lineno;
     if (line.find_first_not_of(" \t") == std::string::npos)
@@ -144,27 +196,7 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
 
     if (first) {
       first = false;
-      std::size_t n = 0;
-      std::size_t d = 0;
-      const bool sk = options.header != CsvOptions::Header::absent && sklearn_header(fields, n, d);
-      bool header = options.header == CsvOptions::Header::present || sk;
-      if (options.header == CsvOptions::Header::auto_detect && !header) {
-        const std::size_t width = fields.size();
-        const std::size_t lab = options.label_column.value_or(width == 0 ? 0 : width - 1);
-        header = !all_numbers(fields, lab);
-      }
-      if (header) {
-        header_line = lineno;
-        if (sk) {
-          declared = true;
-          declared_n = n;
-          choose_label(d + 1, lineno);
-        } else {
-          choose_label(fields.size(), lineno);
-        }
-        continue;
-      }
-      choose_label(fields.size(), lineno);
+      if (decide(lineno)) continue;
     }
 
     if (fields.size() != expected) {
@@ -176,7 +208,7 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
                                                     header_line)
                                       : "as in the first row"));
     }
-    if (declared && data.n == declared_n)
+    if (declared && !part && data.n == declared_n)
       fail_at(name, lineno, 1,
               fmt::format("more records than the {} declared by the header on line {}",
                           declared_n, header_line));
@@ -198,6 +230,14 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
     data.origin.push_back(lineno);
     ++data.n;
   }
+  if (part) {
+    part->declared = declared;
+    part->declared_n = declared_n;
+    part->header_line = header_line;
+    part->lines = lineno;
+    data.d = expected == 0 ? 0 : expected - 1;
+    return data;
+  }
   if (declared && data.n != declared_n)
     fail_at(name, header_line, 1,
             fmt::format("the header declares {} records but the file has {}", declared_n,
@@ -207,16 +247,14 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
   return data;
 }
 
-}  // namespace
-
 Dataset read_csv(std::istream& in, const std::string& name, const CsvOptions& options) {
   auto lines = detail::istream_lines(in, name);
-  return read(*lines, name, options);
+  return detail::read_csv_lines(*lines, name, options);
 }
 
 Dataset read_csv(const std::string& path, const CsvOptions& options) {
   auto lines = detail::open_lines(path);
-  return read(*lines, path, options);
+  return detail::read_csv_lines(*lines, path, options);
 }
 
 }  // namespace hsdp::data

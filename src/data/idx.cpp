@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "io.hpp"
+#include "parts.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 
@@ -102,6 +103,56 @@ struct Idx {
     return out;
   }
 
+  // Elements [from, to) of the `count` the header declares, as float64: the elements before
+  // and after are passed over (a seek in a plain file), their bytes still counted, so a file
+  // shorter or longer than its header says fails as when every element is read.
+  std::vector<double> read_range(std::uint64_t count, std::uint64_t from, std::uint64_t to) {
+    const std::uint64_t total = count * element_size;
+    const std::uint64_t start = offset;
+    auto truncated = [&](std::uint64_t got) {
+      fail_at_byte(name, start + got,
+                   fmt::format("truncated: the header declares {} values ({} bytes of data) "
+                               "but the data ends after {} bytes",
+                               count, total, got));
+    };
+    const std::uint64_t before = from * element_size;
+    if (const std::uint64_t got = source->skip(before); got < before) truncated(got);
+    std::vector<double> out(static_cast<std::size_t>(to - from));
+    std::vector<std::uint8_t> raw;
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    std::size_t done = 0;  // elements converted
+    while (done < out.size()) {
+      const std::size_t want = std::min<std::size_t>(chunk / element_size, out.size() - done);
+      raw.resize(want * element_size);
+      const std::size_t got = source->read(raw.data(), raw.size());
+      if (got < raw.size()) truncated(before + done * element_size + got);
+      for (std::size_t k = 0; k < want; ++k) {
+        const std::uint64_t i = from + done + k;
+        const double v = element(raw.data() + k * element_size);
+        if (!std::isfinite(v))
+          fail_at_byte(name, start + i * element_size, fmt::format("value {} is not finite", i));
+        out[done + k] = v;
+      }
+      done += want;
+    }
+    const std::uint64_t after = (count - to) * element_size;
+    if (const std::uint64_t got = source->skip(after); got < after)
+      truncated(to * element_size + got);
+    offset += total;
+    return out;
+  }
+
+  double element(const std::uint8_t* p) const {
+    switch (type) {
+      case 0x08: return p[0];
+      case 0x09: return static_cast<std::int8_t>(p[0]);
+      case 0x0B: return static_cast<std::int16_t>(static_cast<std::uint16_t>((p[0] << 8) | p[1]));
+      case 0x0C: return static_cast<std::int32_t>(be32(p));
+      case 0x0D: return std::bit_cast<float>(be32(p));
+      default: return std::bit_cast<double>((std::uint64_t{be32(p)} << 32) | be32(p + 4));
+    }
+  }
+
   void expect_end() {
     std::uint8_t extra = 0;
     if (source->read(&extra, 1) != 0)
@@ -114,16 +165,12 @@ struct Idx {
   }
 };
 
-Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
-             const std::string& images_name, const std::string& labels_name,
-             std::size_t max_values) {
-  if (max_values == 0) fail("max_values", "0", "at least 1");
-  Idx images;
-  images.name = images_name;
-  images.source = &images_src;
-  Idx labels;
-  labels.name = labels_name;
-  labels.source = &labels_src;
+// The headers of both files, checked against each other; returns d. `part_n`: the records
+// one process stores (checked against max_values).
+std::uint64_t read_headers(Idx& images, Idx& labels, std::size_t max_values,
+                           std::uint64_t (*part_n)(std::uint64_t, int, int), int rank, int size) {
+  const std::string& images_name = images.name;
+  const std::string& labels_name = labels.name;
   images.read_header();
   labels.read_header();
   if (images.dims.size() < 2)
@@ -142,10 +189,34 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
       fail_at_byte(images_name, 4, fmt::format("record size exceeds max_values = {}", max_values));
     d *= images.dims[k];
   }
-  if (n > max_values / d)
+  const std::uint64_t stored = part_n(n, rank, size);
+  if (stored > max_values / d)
     fail_at_byte(images_name, 4,
-                 fmt::format("{} records x {} values: more than max_values = {}", n, d,
+                 fmt::format("{} records x {} values: more than max_values = {}", stored, d,
                              max_values));
+  return d;
+}
+
+std::uint64_t all_records(std::uint64_t n, int, int) { return n; }
+std::uint64_t first_record(std::uint64_t n, int rank, int size) {
+  return n * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(size);
+}
+std::uint64_t part_records(std::uint64_t n, int rank, int size) {
+  return first_record(n, rank + 1, size) - first_record(n, rank, size);
+}
+
+Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
+             const std::string& images_name, const std::string& labels_name,
+             std::size_t max_values) {
+  if (max_values == 0) fail("max_values", "0", "at least 1");
+  Idx images;
+  images.name = images_name;
+  images.source = &images_src;
+  Idx labels;
+  labels.name = labels_name;
+  labels.source = &labels_src;
+  const std::uint64_t d = read_headers(images, labels, max_values, all_records, 0, 1);
+  const std::uint64_t n = images.dims[0];
 
   Dataset data;
   data.source = images_name;
@@ -167,6 +238,38 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
 }
 
 }  // namespace
+
+Dataset detail::read_idx_records(const std::string& images_path, const std::string& labels_path,
+                                 std::size_t max_values, int rank, int size) {
+  if (max_values == 0) fail("max_values", "0", "at least 1");
+  auto images_src = detail::open_bytes(images_path);
+  auto labels_src = detail::open_bytes(labels_path);
+  Idx images;
+  images.name = images_path;
+  images.source = images_src.get();
+  Idx labels;
+  labels.name = labels_path;
+  labels.source = labels_src.get();
+  const std::uint64_t d = read_headers(images, labels, max_values, part_records, rank, size);
+  const std::uint64_t n = images.dims[0];
+  const std::uint64_t first = first_record(n, rank, size);
+  const std::uint64_t last = first_record(n, rank + 1, size);
+  Dataset data;
+  data.source = images_path;
+  data.n = static_cast<std::size_t>(last - first);
+  data.d = static_cast<std::size_t>(d);
+  data.x = images.read_range(n * d, first * d, last * d);
+  images.expect_end();
+  const std::vector<double> y = labels.read_range(n, first, last);
+  labels.expect_end();
+  const bool integral = labels.type != 0x0D && labels.type != 0x0E;
+  for (std::size_t i = 0; i < data.n; ++i) {
+    data.raw_labels.push_back(integral ? std::to_string(static_cast<std::int64_t>(y[i]))
+                                       : fmt::format("{}", y[i]));
+    data.origin.push_back(static_cast<std::size_t>(first) + i);
+  }
+  return data;
+}
 
 Dataset read_idx(const std::string& images_path, const std::string& labels_path,
                  std::size_t max_values) {

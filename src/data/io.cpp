@@ -64,6 +64,17 @@ class RawInput {
  public:
   virtual ~RawInput() = default;
   virtual std::size_t read(std::uint8_t* out, std::size_t size) = 0;
+  // Passes over up to `count` bytes; returns how many.
+  virtual std::uint64_t skip(std::uint64_t count) {
+    std::vector<std::uint8_t> scratch(std::min<std::uint64_t>(count, 1 << 16));
+    std::uint64_t done = 0;
+    while (done < count) {
+      const std::size_t got = read(scratch.data(), static_cast<std::size_t>(std::min<std::uint64_t>(count - done, scratch.size())));
+      if (got == 0) break;
+      done += got;
+    }
+    return done;
+  }
 };
 
 class FileInput final : public RawInput {
@@ -81,6 +92,17 @@ class FileInput final : public RawInput {
     if (got < size && std::ferror(file_))
       throw InvalidArgument(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
     return got;
+  }
+  std::uint64_t skip(std::uint64_t count) override {
+    // A seek, clamped to the end of the file.
+    const off_t here = ::ftello(file_);
+    if (here < 0 || ::fseeko(file_, 0, SEEK_END) != 0)
+      throw InvalidArgument(fmt::format("{}: cannot seek: {}", path_, std::strerror(errno)));
+    const off_t end = ::ftello(file_);
+    const auto step = static_cast<off_t>(std::min<std::uint64_t>(count, static_cast<std::uint64_t>(end - here)));
+    if (::fseeko(file_, here + step, SEEK_SET) != 0)
+      throw InvalidArgument(fmt::format("{}: cannot seek: {}", path_, std::strerror(errno)));
+    return static_cast<std::uint64_t>(step);
   }
 
  private:
@@ -165,6 +187,20 @@ class Decoder final : public ByteSource {
     return total;
   }
 
+  std::uint64_t skip(std::uint64_t count) override {
+    if (gzip_) return ByteSource::skip(count);
+    // Plain: what is buffered, then a seek of the input.
+    const std::uint64_t buffered = std::min<std::uint64_t>(count, avail_ - pos_);
+    pos_ += static_cast<std::size_t>(buffered);
+    if (buffered == count) return count;
+    const std::uint64_t sought = input_->skip(count - buffered);
+    offset_ += avail_ + sought;
+    pos_ = avail_ = 0;
+    return buffered + sought;
+  }
+
+  bool compressed() const override { return gzip_; }
+
  private:
   // Refills the input buffer once it is used up; false at the end of the input.
   bool fill() {
@@ -244,6 +280,30 @@ class StreamLines final : public LineSource {
 };
 
 }  // namespace
+
+std::uint64_t ByteSource::skip(std::uint64_t count) {
+  std::vector<std::uint8_t> scratch(static_cast<std::size_t>(std::min<std::uint64_t>(count, 1 << 16)));
+  std::uint64_t done = 0;
+  while (done < count) {
+    const std::size_t got =
+        read(scratch.data(), static_cast<std::size_t>(std::min<std::uint64_t>(count - done, scratch.size())));
+    if (got == 0) break;
+    done += got;
+  }
+  return done;
+}
+
+std::size_t LimitedBytes::read(std::uint8_t* out, std::size_t size) {
+  const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(size, left_));
+  if (want == 0) return 0;
+  const std::size_t got = inner_.read(out, want);
+  left_ -= got;
+  return got;
+}
+
+std::unique_ptr<LineSource> byte_lines(std::unique_ptr<ByteSource> bytes) {
+  return std::make_unique<ByteLines>(std::move(bytes));
+}
 
 std::unique_ptr<LineSource> open_lines(const std::string& path) {
   return std::make_unique<ByteLines>(open_bytes(path));

@@ -47,7 +47,26 @@ class ByteSource {
   virtual ~ByteSource() = default;
   /// Reads up to `size` bytes; returns how many were read (fewer only at the end).
   virtual std::size_t read(std::uint8_t* out, std::size_t size) = 0;
+  /// Passes over up to `count` bytes; returns how many (fewer only at the end). A plain file
+  /// seeks; gzip data is decompressed and dropped (it cannot seek).
+  virtual std::uint64_t skip(std::uint64_t count);
+  /// True when the bytes are decompressed gzip data.
+  virtual bool compressed() const { return false; }
 };
+
+/// At most `limit` bytes of `inner` (which must outlive it).
+class LimitedBytes final : public ByteSource {
+ public:
+  LimitedBytes(ByteSource& inner, std::uint64_t limit) : inner_(inner), left_(limit) {}
+  std::size_t read(std::uint8_t* out, std::size_t size) override;
+
+ private:
+  ByteSource& inner_;
+  std::uint64_t left_;
+};
+
+/// Lines of a byte source (as open_lines reads them).
+std::unique_ptr<LineSource> byte_lines(std::unique_ptr<ByteSource> bytes);
 
 std::unique_ptr<ByteSource> open_bytes(const std::string& path);
 /// `bytes` must outlive the source.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "io.hpp"
@@ -160,6 +161,107 @@ void map_labels(Dataset& data, LabelKind kind, std::optional<std::string> positi
   }
   data.y = std::move(y);
   data.labels = std::move(mapping);
+}
+
+std::vector<std::string> label_summary(const Dataset& data) {
+  std::unordered_map<std::string, bool> seen;
+  std::vector<std::string> out;
+  for (const auto& s : data.raw_labels)
+    if (seen.emplace(s, true).second) out.push_back(s);
+  return out;
+}
+
+namespace {
+
+// The labels of a whole data set, from its parts' summaries: a dataset holding one record
+// per summary entry, so that distinct(), map_labels() and select_classes() on it decide as
+// on the whole data set (the same distinct labels, the same first-written texts, numeric
+// iff every label is a number).
+Dataset universe_of(const Dataset& part, const std::vector<std::string>& universe) {
+  Dataset u;
+  u.n = universe.size();
+  u.raw_labels = universe;
+  u.source = part.source;
+  return u;
+}
+
+// For each record of `part`, the index of its label among the entries of `u` (the first
+// entry equal to it: by value when every label of the whole data set is a number).
+std::vector<std::size_t> entries_of(const Dataset& part, const Dataset& u, bool numeric) {
+  std::vector<std::size_t> out(part.n);
+  if (numeric) {
+    std::map<double, std::size_t> at;
+    for (std::size_t k = 0; k < u.n; ++k) {
+      double v = 0;
+      detail::parse_finite(u.raw_labels[k], v);
+      at.emplace(v + 0.0, k);
+    }
+    for (std::size_t i = 0; i < part.n; ++i) {
+      double v = 0;
+      const auto it = detail::parse_finite(part.raw_labels[i], v) ? at.find(v + 0.0) : at.end();
+      if (it == at.end()) throw std::logic_error("a label of a part is missing from the labels of all parts");
+      out[i] = it->second;
+    }
+  } else {
+    std::unordered_map<std::string, std::size_t> at;
+    for (std::size_t k = 0; k < u.n; ++k) at.emplace(u.raw_labels[k], k);
+    for (std::size_t i = 0; i < part.n; ++i) {
+      const auto it = at.find(part.raw_labels[i]);
+      if (it == at.end()) throw std::logic_error("a label of a part is missing from the labels of all parts");
+      out[i] = it->second;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void map_labels(Dataset& part, LabelKind kind, std::optional<std::string> positive,
+                const std::vector<std::string>& universe) {
+  if (part.raw_labels.size() != part.n)
+    fail("raw_labels.size()", std::to_string(part.raw_labels.size()),
+         fmt::format("n = {} (one raw label per record)", part.n));
+  if (kind == LabelKind::real) {
+    if (part.n > 0) return map_labels(part, kind, std::move(positive));
+    if (positive) fail("positive", detail::quoted(*positive), "unset unless the label kind is binary");
+    part.y.clear();
+    part.labels = {};
+    return;
+  }
+  Dataset u = universe_of(part, universe);
+  map_labels(u, kind, std::move(positive));  // every check, on the labels of all parts
+  const auto entry = entries_of(part, u, distinct(u).numeric);
+  part.y.resize(part.n);
+  for (std::size_t i = 0; i < part.n; ++i) part.y[i] = u.y[entry[i]];
+  part.labels = u.labels;
+}
+
+Dataset select_classes(const Dataset& part, const std::vector<std::string>& raw_labels,
+                       const std::vector<std::string>& universe) {
+  if (part.raw_labels.size() != part.n)
+    fail("raw_labels.size()", std::to_string(part.raw_labels.size()),
+         fmt::format("n = {} (one raw label per record)", part.n));
+  const Dataset u = universe_of(part, universe);
+  const Dataset kept = select_classes(u, raw_labels);  // every check, on the labels of all parts
+  const Distinct labels = distinct(u);
+  std::vector<bool> keep(u.n, false);
+  for (const auto& label : kept.raw_labels) {
+    const auto found = find(labels, label);
+    for (std::size_t k = 0; k < u.n; ++k)
+      if (found && labels.of_record[k] == *found) keep[k] = true;
+  }
+  const auto entry = entries_of(part, u, labels.numeric);
+  Dataset out;
+  out.d = part.d;
+  out.source = part.source;
+  for (std::size_t i = 0; i < part.n; ++i) {
+    if (!keep[entry[i]]) continue;
+    out.x.insert(out.x.end(), part.row(i), part.row(i) + part.d);
+    out.raw_labels.push_back(part.raw_labels[i]);
+    if (i < part.origin.size()) out.origin.push_back(part.origin[i]);
+    ++out.n;
+  }
+  return out;
 }
 
 Dataset select_classes(const Dataset& data, const std::vector<std::string>& raw_labels) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "io.hpp"
+#include "parts.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
 
@@ -16,20 +17,22 @@ using detail::quoted;
 
 bool blank(char c) { return c == ' ' || c == '\t'; }
 
-Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dimension,
-             std::size_t max_values) {
-  if (max_values == 0) fail("max_values", "0", "at least 1");
+}  // namespace
+
+Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std::size_t dimension,
+                                 std::size_t first_line, SparseRows& rows) {
   Dataset data;
   data.source = name;
   // Sparse while reading: with dimension = 0, d is known only at the end.
-  std::vector<std::size_t> row_start{0};
-  std::vector<std::uint64_t> index;
-  std::vector<double> value;
-  std::uint64_t max_index = 0;
-  std::uint64_t max_index_line = 0;
+  std::vector<std::size_t>& row_start = rows.row_start;
+  std::vector<std::uint64_t>& index = rows.index;
+  std::vector<double>& value = rows.value;
+  std::uint64_t& max_index = rows.max_index;
+  std::uint64_t& max_index_line = rows.max_index_line;
+  row_start.assign(1, 0);
 
   std::string line;
-  std::size_t lineno = 0;
+  std::size_t lineno = first_line - 1;
   while (lines.next(line)) {
     ++lineno;
     std::string_view rest(line);
@@ -104,6 +107,28 @@ Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dim
     data.origin.push_back(lineno);
     ++data.n;
   }
+  rows.lines = lineno;
+  return data;
+}
+
+void detail::densify(Dataset& data, const SparseRows& rows, std::size_t d) {
+  data.d = d;
+  data.x.assign(data.n * data.d, 0.0);
+  for (std::size_t r = 0; r < data.n; ++r)
+    for (std::size_t k = rows.row_start[r]; k < rows.row_start[r + 1]; ++k)
+      data.x[r * data.d + (rows.index[k] - 1)] = rows.value[k];
+}
+
+namespace {
+
+Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dimension,
+             std::size_t max_values) {
+  if (max_values == 0) fail("max_values", "0", "at least 1");
+  detail::SparseRows rows;
+  Dataset data = detail::read_libsvm_rows(lines, name, dimension, 1, rows);
+  const std::size_t lineno = rows.lines;
+  const std::uint64_t max_index = rows.max_index;
+  const std::uint64_t max_index_line = rows.max_index_line;
   if (data.n == 0) fail_at(name, lineno + 1, 1, "no records");
   if (dimension == 0 && max_index == 0)
     fail_at(name, lineno + 1, 1,
@@ -115,11 +140,7 @@ Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dim
         name, data.n, d,
         dimension != 0 ? "" : fmt::format(" (largest index, line {})", max_index_line),
         max_values));
-  data.d = static_cast<std::size_t>(d);
-  data.x.assign(data.n * data.d, 0.0);
-  for (std::size_t r = 0; r < data.n; ++r)
-    for (std::size_t k = row_start[r]; k < row_start[r + 1]; ++k)
-      data.x[r * data.d + (index[k] - 1)] = value[k];
+  detail::densify(data, rows, static_cast<std::size_t>(d));
   return data;
 }
 

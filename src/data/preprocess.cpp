@@ -165,23 +165,28 @@ std::pair<Dataset, Dataset> train_test_split(const Dataset& data, double test_fr
                                              std::uint64_t seed) {
   require_open("test_fraction", test_fraction, 0.0, 1.0);
   require_shape(data);
-  const auto n_test =
-      static_cast<std::size_t>(std::llround(test_fraction * static_cast<double>(data.n)));
-  if (n_test == 0 || n_test >= data.n)
+  // Each part keeps file order, so a split is easy to inspect and compare.
+  const std::vector<bool> is_test = test_records(data.n, test_fraction, seed);
+  std::vector<std::size_t> test, train;
+  for (std::size_t i = 0; i < data.n; ++i) (is_test[i] ? test : train).push_back(i);
+  return {subset(data, train), subset(data, test)};
+}
+
+std::vector<bool> test_records(std::size_t n, double test_fraction, std::uint64_t seed) {
+  require_open("test_fraction", test_fraction, 0.0, 1.0);
+  const auto n_test = static_cast<std::size_t>(std::llround(test_fraction * static_cast<double>(n)));
+  if (n_test == 0 || n_test >= n)
     fail("test_fraction", test_fraction,
          fmt::format("such that both parts are non-empty: round(test_fraction * n) in [1, {}] "
                      "with n = {}",
-                     data.n == 0 ? 0 : data.n - 1, data.n));
-  std::vector<std::size_t> order(data.n);
+                     n == 0 ? 0 : n - 1, n));
+  std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   SplitMix64 rng{seed};
-  for (std::size_t i = data.n - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
-  // Each part keeps file order, so a split is easy to inspect and compare.
-  std::vector<std::size_t> test(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n_test));
-  std::vector<std::size_t> train(order.begin() + static_cast<std::ptrdiff_t>(n_test), order.end());
-  std::sort(test.begin(), test.end());
-  std::sort(train.begin(), train.end());
-  return {subset(data, train), subset(data, test)};
+  for (std::size_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+  std::vector<bool> is_test(n, false);
+  for (std::size_t k = 0; k < n_test; ++k) is_test[order[k]] = true;
+  return is_test;
 }
 
 }  // namespace hsdp::data

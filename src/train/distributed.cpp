@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #if HSDP_WITH_MPI
 // The C API only (Open MPI would otherwise pull in its deprecated C++ bindings).
@@ -93,6 +94,39 @@ TrainConfig::Federation federation() {
   f.reduce = [](std::vector<double>&) {};
 #endif
   return f;
+}
+
+data::Collectives collectives() {
+  data::Collectives c = data::one_process();
+  c.rank = the_world.rank;
+  c.size = the_world.size;
+#if HSDP_WITH_MPI
+  if (!started) return c;
+  c.allgather = [](std::uint64_t v) {
+    std::vector<std::uint64_t> all(static_cast<std::size_t>(the_world.size));
+    MPI_Allgather(&v, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    return all;
+  };
+  c.allgather_text = [](const std::string& text) {
+    const auto K = static_cast<std::size_t>(the_world.size);
+    int mine = static_cast<int>(text.size());
+    std::vector<int> sizes(K), displs(K, 0);
+    MPI_Allgather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    for (std::size_t r = 1; r < K; ++r) displs[r] = displs[r - 1] + sizes[r - 1];
+    std::string all(static_cast<std::size_t>(displs[K - 1] + sizes[K - 1]), '\0');
+    MPI_Allgatherv(text.data(), mine, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR,
+                   MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (std::size_t r = 0; r < K; ++r)
+      out.push_back(all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(sizes[r])));
+    return out;
+  };
+  c.sum = [](std::vector<double>& v) {
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+  };
+#endif
+  return c;
 }
 
 void abort_job(std::string_view message, int status) {

@@ -97,11 +97,12 @@ bool parse_number(const std::string& text, double& out) {
 }
 }  // namespace
 
-void apply_label_mapping(data::Dataset& data, std::string_view kind, const data::LabelMapping& mapping) {
+void apply_label_mapping(data::Dataset& data, std::string_view kind, const data::LabelMapping& mapping,
+                         std::size_t first) {
   data.y.resize(data.n);
   auto where = [&](std::size_t i) {
-    if (i < data.origin.size()) return fmt::format("label of record {} ({}:{})", i + 1, data.source, data.origin[i]);
-    return fmt::format("label of record {}", i + 1);
+    if (i < data.origin.size()) return fmt::format("label of record {} ({}:{})", first + i + 1, data.source, data.origin[i]);
+    return fmt::format("label of record {}", first + i + 1);
   };
   if (data.raw_labels.size() != data.n)
     fail("labels", fmt::format("{} raw labels for {} records", data.raw_labels.size(), data.n), "one per record");

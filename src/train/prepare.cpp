@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "hsdp/errors.hpp"
@@ -16,8 +17,13 @@ data::LabelKind map_labels_for(data::Dataset& data, TrainConfig& config,
   return kind;
 }
 
-Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
-                            const std::vector<double>& feature_scale) {
+namespace {
+
+// prepare_records on `data`, which is the whole training set (world == nullptr) or the part
+// of it that starts at record `first` of the whole.
+Preparation prepare(data::Dataset& data, const TrainConfig& config,
+                    const std::vector<double>& feature_scale, const data::Collectives* world,
+                    std::size_t first) {
   Preparation p;
   p.record_norm = config.record_norm;
   if (!feature_scale.empty()) {
@@ -32,7 +38,7 @@ Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
   // Before the rows are scaled: how much of each record's squared norm sits in its two
   // largest features. Above 95% on average (raw breast-cancer rows: 97%, the area features, in
   // the thousands, against others below 1) the model effectively sees two features.
-  if (data.d >= 8 && data.n > 0) {
+  if (data.d >= 8 && (data.n > 0 || world)) {
     double share_sum = 0.0;
     for (std::size_t i = 0; i < data.n; ++i) {
       const double* x = data.row(i);
@@ -44,7 +50,14 @@ Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
       }
       share_sum += total > 0 ? (a + b) / total : 0.0;
     }
-    const double share = share_sum / static_cast<double>(data.n);
+    double records = static_cast<double>(data.n);
+    if (world) {  // the sums of every part
+      std::vector<double> sums{share_sum, records};
+      world->sum(sums);
+      share_sum = sums[0];
+      records = sums[1];
+    }
+    const double share = share_sum / records;
     if (share >= 0.95)
       p.warning = fmt::format(
           "for the data owner, not released: on average {:.2f}% of each record's squared norm is "
@@ -56,13 +69,60 @@ Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
   p.description += data::scale_rows_to_norm(data, config.record_norm).description;
   // The squared loss's constants (L, beta) assume |y| <= Y; a larger label would make the
   // stated Lipschitz constant, hence the privacy report, wrong.
-  if (config.loss.kind == LossKind::squared)
-    for (std::size_t i = 0; i < data.n; ++i)
-      if (!(std::abs(data.y[i]) <= config.loss.label_bound))
-        fail(opt("label_bound"), config.loss.label_bound,
-             fmt::format(">= every |label| (record {} of the training set has {})", i + 1,
-                         show(data.y[i])));
+  if (config.loss.kind == LossKind::squared) {
+    std::size_t bad = data.n;  // the first record beyond the bound
+    for (std::size_t i = 0; i < data.n && bad == data.n; ++i)
+      if (!(std::abs(data.y[i]) <= config.loss.label_bound)) bad = i;
+    if (world) {
+      // Only the process holding the first such record of the whole set reports it.
+      const auto firsts = world->allgather(bad < data.n ? first + bad : ~std::uint64_t{0});
+      const auto earliest = *std::min_element(firsts.begin(), firsts.end());
+      if (bad < data.n && first + bad != earliest) bad = data.n;
+    }
+    if (bad < data.n)
+      fail(opt("label_bound"), config.loss.label_bound,
+           fmt::format(">= every |label| (record {} of the training set has {})", first + bad + 1,
+                       show(data.y[bad])));
+  }
   return p;
+}
+
+}  // namespace
+
+Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
+                            const std::vector<double>& feature_scale) {
+  return prepare(data, config, feature_scale, nullptr, 0);
+}
+
+Preparation prepare_records(data::Part& part, const TrainConfig& config,
+                            const std::vector<double>& feature_scale,
+                            const data::Collectives& world) {
+  return prepare(part.data, config, feature_scale, &world, part.first());
+}
+
+data::LabelKind map_labels_for(data::Part& part, TrainConfig& config,
+                               const std::optional<std::string>& positive,
+                               const data::Collectives& world) {
+  const data::LabelKind kind = label_kind(config.loss.kind);
+  std::vector<std::string> universe;
+  if (kind != data::LabelKind::real) universe = data::gather_labels(part.data, world);
+  data::map_labels(part.data, kind, positive, universe);
+  if (config.loss.kind == LossKind::softmax) config.loss.classes = part.data.labels.raw.size();
+  return kind;
+}
+
+Evaluation evaluate(const LinearModel& model, const data::Part& part, const data::Collectives& world) {
+  const Evaluation local = evaluate(model, part.data);
+  const auto m = static_cast<double>(part.data.n);
+  // evaluate() returns means: back to sums (the correct count exactly, by rounding).
+  std::vector<double> sums{local.loss * m, local.accuracy ? std::round(*local.accuracy * m) : 0.0};
+  world.sum(sums);
+  Evaluation e;
+  const auto n = static_cast<double>(part.n());
+  if (n == 0) return e;
+  e.loss = sums[0] / n;
+  if (model.loss.kind != LossKind::squared) e.accuracy = sums[1] / n;
+  return e;
 }
 
 Preparation prepare(data::Dataset& data, TrainConfig& config,

@@ -234,16 +234,21 @@ void check_noise_choice(const TrainConfig& c) {
   // DP-SGD accounting, so that users can compare the two on the same data.
 }
 
-// The records i with i % size == rank, in order (record i at local index i / size).
-data::Dataset shard_of(const data::Dataset& data, int rank, int size) {
-  data::Dataset s;
-  s.d = data.d;
-  for (std::size_t i = static_cast<std::size_t>(rank); i < data.n; i += static_cast<std::size_t>(size)) {
-    s.x.insert(s.x.end(), data.row(i), data.row(i) + data.d);
-    s.y.push_back(data.y[i]);
-    ++s.n;
-  }
-  return s;
+// The layout of a data-parallel run: process `rank` holds records [offsets[rank],
+// offsets[rank+1]) of n = offsets[size], and `data` is that part.
+void check_layout(const TrainConfig::DataParallel& p, const data::Dataset& data) {
+  const auto K = static_cast<std::size_t>(p.size);
+  if (p.rank < 0 || p.rank >= p.size)
+    fail("data_parallel.rank", static_cast<double>(p.rank), fmt::format("in [0, {})", p.size));
+  if (p.offsets.size() != K + 1 || p.offsets.front() != 0 ||
+      !std::is_sorted(p.offsets.begin(), p.offsets.end()))
+    fail("data_parallel.offsets", fmt::format("{} entries", p.offsets.size()),
+         fmt::format("{} non-decreasing offsets from 0 (size + 1)", K + 1));
+  const std::size_t held = p.offsets[static_cast<std::size_t>(p.rank) + 1] - p.offsets[static_cast<std::size_t>(p.rank)];
+  if (data.n != held)
+    fail("data.n", static_cast<double>(data.n),
+         fmt::format("the {} records of process {} (offsets)", held, p.rank));
+  if (p.offsets.back() == 0) fail("data", "(no records)", "at least one record");
 }
 
 // ---- users (federated Alg. 1 with several records per user)
@@ -475,15 +480,17 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   if (with_users) check_users(data, requested);
   const TrainConfig::Federation* fed =
       requested.federation && requested.federation->size > 1 ? &*requested.federation : nullptr;
+  const TrainConfig::DataParallel* parallel =
+      requested.data_parallel && requested.data_parallel->size > 1 ? &*requested.data_parallel : nullptr;
   if (fed && requested.algorithm != Algorithm::federated)
     throw std::logic_error("TrainConfig::federation is for the federated algorithm");
-  if (with_users && requested.data_parallel && requested.data_parallel->size > 1)
+  if (with_users && parallel)
     throw std::logic_error("users under data-parallel training: use TrainConfig::federation");
   // The run's n: users (each record its own user without Dataset::users).
   std::vector<std::vector<std::int64_t>> groups;
   if (with_users || fed) groups = group_users(data);
-  // Federated under mpirun: a client keeps (and checks) only its users' records; the
-  // server reads none.
+  // Federated under mpirun: every process holds the whole training set; a client keeps (and
+  // checks) only its users' records; the server reads none.
   data::Dataset mine;
   std::vector<std::vector<std::int64_t>> mine_users;
   if (fed) {
@@ -495,9 +502,12 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
       mine_users.resize(groups.size());
     }
   } else {
-    check_data(data, requested.loss, requested.record_norm);
+    // Data parallel: `data` is this process's part, n the records of all parts.
+    if (parallel) check_layout(*parallel, data);
+    if (!parallel || data.n > 0) check_data(data, requested.loss, requested.record_norm);
   }
-  const auto n = static_cast<std::int64_t>(groups.empty() ? data.n : groups.size());
+  const auto n = static_cast<std::int64_t>(
+      !groups.empty() ? groups.size() : parallel ? parallel->offsets.back() : data.n);
 
   TrainResult res;
   res.model = LinearModel::zeros(requested.loss, data.d, requested.bias);
@@ -593,8 +603,6 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     res.run = run;
     return res;
   }
-  const TrainConfig::DataParallel* parallel =
-      config.data_parallel && config.data_parallel->size > 1 ? &*config.data_parallel : nullptr;
   // Every process draws from process 0's seed (the entropy draw above is kept only there).
   if (parallel) seed = parallel->share_seed(seed);
   std::mt19937_64 rng(seed);
@@ -618,19 +626,19 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   const bool local_noise = config.algorithm == Algorithm::federated;
   double max_excess = -kInf;
   const std::int64_t report_every = std::max<std::int64_t>(1, T / 200);
-  // Data parallel: this process's records i = rank, rank + K, ... stored contiguously
-  // (local index i / K); per step the partial sums of the K processes are added (and the
-  // clipped counts with them, as one more coordinate when clipping is on).
-  data::Dataset shard;
+  // Data parallel: this process holds records [first, last) (at local index i - first); per
+  // step the partial sums of the K processes are added (and the clipped counts with them, as
+  // one more coordinate when clipping is on).
   std::vector<std::int64_t> local;
-  if (parallel) shard = shard_of(data, parallel->rank, parallel->size);
+  const auto first = parallel ? static_cast<std::int64_t>(parallel->offsets[static_cast<std::size_t>(parallel->rank)]) : 0;
+  const auto last = first + static_cast<std::int64_t>(data.n);
   const std::size_t reduced = P + (config.clip ? 1 : 0);
 
   for (std::int64_t t = 1; t <= T; ++t) {
     std::fill(grad.begin(), grad.end(), 0.0);
     std::int64_t clipped = 0;
     if (plan.sampling == Sampling::full) {
-      clipped = full_gradient_sum(res.model, parallel ? shard : data, clip, grad);
+      clipped = full_gradient_sum(res.model, data, clip, grad);
       for (auto& u : res.uses) ++u;
       if (config.record_batches) {
         batch.resize(static_cast<std::size_t>(n));
@@ -644,10 +652,9 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
           clipped += add_user_mean(res.model, data, groups[static_cast<std::size_t>(u)], clip, grad, user_grad);
       } else if (parallel) {  // the records of the batch this process holds, by local index
         local.clear();
-        const auto K = static_cast<std::int64_t>(parallel->size);
         for (auto i : batch)
-          if (i % K == parallel->rank) local.push_back(i / K);
-        clipped = batch_gradient_sum(res.model, shard, local, clip, grad);
+          if (i >= first && i < last) local.push_back(i - first);
+        clipped = batch_gradient_sum(res.model, data, local, clip, grad);
       } else {
         clipped = batch_gradient_sum(res.model, data, batch, clip, grad);
       }

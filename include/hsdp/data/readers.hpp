@@ -112,6 +112,16 @@ std::string_view to_string(LabelKind kind);
 void map_labels(Dataset& dataset, LabelKind kind,
                 std::optional<std::string> positive = std::nullopt);
 
+/// The distinct raw labels of `dataset` in the order of their first record (as written
+/// there): a part's contribution to the labels of a data set read in parts (data/shard.hpp).
+std::vector<std::string> label_summary(const Dataset& dataset);
+/// map_labels for a part of a data set whose distinct raw labels, over all parts, are
+/// `universe` (the parts' label_summary concatenated in file order): the mapping, and every
+/// check, are those of map_labels on the whole data set; the part may be empty. `universe`
+/// is not used for LabelKind::real.
+void map_labels(Dataset& part, LabelKind kind, std::optional<std::string> positive,
+                const std::vector<std::string>& universe);
+
 // ---------------------------------------------------------------------------------------
 // Preprocessing. Each call says what it did and whether it leaks privacy, so the report of
 // a training run can state it. Record-local operations and operations with public constants
@@ -140,11 +150,18 @@ Preprocessing standardize_from_data(Dataset& dataset);
 /// records, test_fraction in (0, 1); both parts must be non-empty.
 std::pair<Dataset, Dataset> train_test_split(const Dataset& dataset, double test_fraction,
                                              std::uint64_t seed);
+/// Which of n records train_test_split puts in the test part (true) for this fraction and
+/// seed: the split of a data set held in parts (data/shard.hpp), O(n) memory.
+std::vector<bool> test_records(std::size_t n, double test_fraction, std::uint64_t seed);
 
 /// The records whose raw label is one of raw_labels, in file order (e.g. two
 /// Fashion-MNIST classes {"0", "6"}); labels compare as map_labels compares them (by value
 /// when every label is a number, so "1" selects "+1"). The result's labels are unmapped (raw
 /// text kept, y empty). Each requested label must occur in the dataset, once.
 Dataset select_classes(const Dataset& dataset, const std::vector<std::string>& raw_labels);
+/// The same for a part of a data set whose distinct raw labels are `universe` (as for
+/// map_labels): checked against the whole data set, this part's records kept.
+Dataset select_classes(const Dataset& part, const std::vector<std::string>& raw_labels,
+                       const std::vector<std::string>& universe);
 
 }  // namespace hsdp::data

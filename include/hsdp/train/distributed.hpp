@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "hsdp/data/shard.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::train::distributed {
@@ -34,6 +35,10 @@ TrainConfig::DataParallel data_parallel();
 /// The hooks of federated training (TrainConfig::federation): rank 0 the server, MPI_Bcast
 /// from rank 0 (user ids as int64, theta) and MPI_Reduce(SUM) to rank 0 in MPI_COMM_WORLD.
 TrainConfig::Federation federation();
+
+/// The collectives of a sharded read (data/shard.hpp) in MPI_COMM_WORLD: MPI_Allgather of
+/// one 64-bit count, MPI_Allgatherv of text, MPI_Allreduce(SUM) of doubles.
+data::Collectives collectives();
 
 /// Stops the whole job (MPI_Abort on every process) with `status` after printing
 /// "hsdp: error: rank R: message" to stderr; without MPI, prints the message and exits.

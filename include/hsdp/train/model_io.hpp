@@ -36,8 +36,11 @@ ModelFile model_from_json(const nlohmann::json& document, const std::string& nam
 
 /// Fills data.y from data.raw_labels with a stored mapping: kind "real" parses each label
 /// as a number; otherwise each raw label must be one of mapping.raw (numeric labels also
-/// match by value, "1" = "1.0"). Throws InvalidArgument naming the record and the label.
-void apply_label_mapping(data::Dataset& data, std::string_view kind, const data::LabelMapping& mapping);
+/// match by value, "1" = "1.0"). Throws InvalidArgument naming the record and the label
+/// (records numbered from first + 1: `first` is the index of data's first record in a data
+/// set read in parts).
+void apply_label_mapping(data::Dataset& data, std::string_view kind, const data::LabelMapping& mapping,
+                         std::size_t first = 0);
 
 /// Reads a model file; throws InvalidArgument for a missing, unreadable or malformed file.
 nlohmann::json read_json_file(const std::string& path);

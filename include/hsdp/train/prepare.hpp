@@ -10,6 +10,7 @@
 
 #include "hsdp/data/dataset.hpp"
 #include "hsdp/data/readers.hpp"
+#include "hsdp/data/shard.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::train {
@@ -45,6 +46,23 @@ Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
 Preparation prepare(data::Dataset& data, TrainConfig& config,
                     const std::optional<std::string>& positive,
                     const std::vector<double>& feature_scale);
+
+/// The same for this process's part of a training set read by several processes
+/// (data/shard.hpp, docs/distributed.md): the mapping of the whole set (its labels gathered
+/// from every part), the same checks; the record-norm warning is computed from the sum over
+/// the parts, and a label beyond the squared loss's bound is named by its index in the whole
+/// training set, by the process that holds the first such record. Collectives: every
+/// process calls these in the same order.
+data::LabelKind map_labels_for(data::Part& part, TrainConfig& config,
+                               const std::optional<std::string>& positive,
+                               const data::Collectives& world);
+Preparation prepare_records(data::Part& part, const TrainConfig& config,
+                            const std::vector<double>& feature_scale,
+                            const data::Collectives& world);
+
+/// The evaluation of a model on every part: the loss and correct counts summed over the
+/// processes (one sum), the same result on every process.
+Evaluation evaluate(const LinearModel& model, const data::Part& part, const data::Collectives& world);
 
 /// Other records (a test set, records to predict) prepared as `p` prepared the training
 /// records: the same feature scale and record norm (labels are mapped by the caller with the

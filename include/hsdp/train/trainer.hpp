@@ -99,13 +99,16 @@ struct TrainConfig {
   } unstated;
 
   /// Data-parallel training over `size` processes (train/distributed.hpp sets this under
-  /// mpirun; docs/distributed.md). Every process calls train() with the same data and
-  /// configuration; this one sums the gradients of the records i with i % size == rank only,
-  /// `sum` adds the partial sums of all processes in place (the same result on every one),
-  /// and `share_seed` returns process 0's seed on every process, so batches and noise come
-  /// from one generator sequence, as in one process. Unset: one process (no change at all).
+  /// mpirun; docs/distributed.md). Process `rank` holds the training records
+  /// [offsets[rank], offsets[rank+1]) of the n = offsets[size] records (data/shard.hpp) and
+  /// calls train() with those records only and the same configuration; it sums the
+  /// gradients of its records, `sum` adds the partial sums of all processes in place (the
+  /// same result on every one), and `share_seed` returns process 0's seed on every process,
+  /// so batches and noise come from one generator sequence, as in one process. Unset: one
+  /// process (no change at all).
   struct DataParallel {
     int rank = 0, size = 1;
+    std::vector<std::size_t> offsets;  ///< size + 1 entries
     std::function<void(std::vector<double>&)> sum;
     std::function<std::uint64_t(std::uint64_t)> share_seed;
   };
@@ -183,8 +186,9 @@ struct TrainResult {
   std::optional<Evaluation> train_evaluation;
 };
 
-/// Trains on `data` (labels mapped, rows within config.record_norm: check_data). Throws
-/// InvalidArgument for bad configuration or data.
+/// Trains on `data` (labels mapped, rows within config.record_norm: check_data), or with
+/// config.data_parallel on this process's part of the data. Throws InvalidArgument for bad
+/// configuration or data.
 TrainResult train(const data::Dataset& data, const TrainConfig& config);
 
 /// The Run that `config` describes on n records of dimension d, with the noise resolved
