@@ -25,7 +25,7 @@ namespace {
 
 
 struct Options : TrainFlags {
-  std::string data, format = "csv";
+  std::string data, format = "csv", feature_storage = "auto";
   std::optional<std::string> labels_file, test_data, test_labels_file, positive, output;
   std::optional<std::size_t> label_column;
   std::vector<std::string> classes;
@@ -68,9 +68,11 @@ int run_train(const Options& o) {
   c.progress = o.json || !lead ? nullptr : progress_bar();
   require_open("--test-fraction", o.test_fraction, 0.0, 1.0);
 
+  const auto storage = data::parse_feature_storage(o.feature_storage, opt("feature_storage"));
+
   // ---- data
   auto read = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view field) {
-    return data::read({path, o.format, labels, std::string(field), o.label_column, 0});
+    return data::read({path, o.format, labels, std::string(field), o.label_column, 0, storage});
   };
   data::Dataset all = read(o.data, o.labels_file, "labels");
   if (!o.classes.empty()) all = data::select_classes(all, o.classes);
@@ -110,6 +112,7 @@ int run_train(const Options& o) {
   nlohmann::json cfg;
   cfg["data"] = o.data;
   cfg["format"] = o.format;
+  cfg["feature_storage"] = data::to_string(train_set.storage);
   cfg["algorithm"] = train::to_string(c.algorithm);
   cfg["convention"] = to_string(r.convention);
   if (r.sigma) cfg["sigma"] = *r.sigma;
@@ -200,6 +203,9 @@ std::function<int()> add_train(CLI::App& app) {
   sub->add_option("--feature-scale", o->feature_scale,
                   "Public constants to multiply the features by first: one value, or one per feature "
                   "(record-local; never computed from the data)")->delimiter(',');
+  sub->add_option("--feature-storage", o->feature_storage,
+                  "How features are held: auto|float64|float32|uint8 (auto: uint8 for IDX bytes, "
+                  "float64 otherwise; arithmetic is float64 either way)")->capture_default_str();
   sub->add_option("--epsilon", o->epsilon, "Target epsilon (with --delta): calibrates the smallest sigma");
   sub->add_option("--delta", o->delta, "Target delta, or the delta of the report (default 1e-5)");
   sub->add_flag("--no-noise", o->no_noise, "Train without noise (non-private baseline, no report)");

@@ -1,6 +1,8 @@
 // CSV reader (docs/data.md): streaming, one line at a time; every field checked.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -102,6 +104,8 @@ bool sklearn_header(const std::vector<Field>& fields, std::size_t& n, std::size_
 }
 
 Dataset read(detail::LineSource& lines, const std::string& name, const CsvOptions& options) {
+  if (options.storage == FeatureStorage::uint8)
+    fail(opt("feature_storage"), "uint8", "float64 or float32 for a CSV file (uint8 is for IDX images)");
   if (options.delimiter == '"' || options.delimiter == '\n' || options.delimiter == '\r' ||
       options.delimiter == '\0')
     fail("delimiter", quoted(std::string_view(&options.delimiter, 1)),
@@ -193,7 +197,17 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
         fail_at(name, lineno, f.column,
                 fmt::format("feature {}: {} is {} (features must be finite float64 numbers)",
                             j, quoted(f.text), f.quoted ? "quoted text" : why));
-      data.x.push_back(v);
+      if (options.storage == FeatureStorage::float32) {
+        const auto f32 = static_cast<float>(v);
+        if (!std::isfinite(f32))
+          fail_at(name, lineno, f.column,
+                  fmt::format("feature {}: {} is outside the float32 range (feature storage "
+                              "float32 holds |values| up to about 3.4e38)",
+                              j, quoted(f.text)));
+        data.x32.push_back(f32);
+      } else {
+        data.x.push_back(v);
+      }
     }
     data.origin.push_back(lineno);
     ++data.n;
@@ -204,6 +218,7 @@ Dataset read(detail::LineSource& lines, const std::string& name, const CsvOption
                         data.n));
   if (data.n == 0) fail_at(name, lineno + 1, 1, "no records");
   data.d = expected - 1;
+  data.storage = options.storage;
   return data;
 }
 

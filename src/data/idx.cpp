@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "io.hpp"
 #include "hsdp/data/readers.hpp"
@@ -65,7 +66,7 @@ struct Idx {
   // Reads `count` elements as float64. `count` has been checked against max_values, but the
   // raw bytes are read in chunks so a header that promises more than the file holds fails
   // with "truncated" before any large allocation.
-  std::vector<double> read_values(std::uint64_t count) {
+  std::vector<std::uint8_t> read_raw(std::uint64_t count) {
     std::vector<std::uint8_t> raw;
     const std::uint64_t total = count * element_size;
     const std::uint64_t start = offset;
@@ -82,6 +83,12 @@ struct Idx {
                                  count, total, old + got));
     }
     offset += total;
+    return raw;
+  }
+
+  std::vector<double> read_values(std::uint64_t count) {
+    const std::uint64_t start = offset;
+    const std::vector<std::uint8_t> raw = read_raw(count);
     std::vector<double> out(static_cast<std::size_t>(count));
     const std::uint8_t* p = raw.data();
     for (std::size_t i = 0; i < out.size(); ++i, p += element_size) {
@@ -116,7 +123,7 @@ struct Idx {
 
 Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
              const std::string& images_name, const std::string& labels_name,
-             std::size_t max_values) {
+             std::size_t max_values, std::optional<FeatureStorage> storage) {
   if (max_values == 0) fail("max_values", "0", "at least 1");
   Idx images;
   images.name = images_name;
@@ -151,7 +158,30 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
   data.source = images_name;
   data.n = static_cast<std::size_t>(n);
   data.d = static_cast<std::size_t>(d);
-  data.x = images.read_values(n * d);
+  // auto: uint8 elements (MNIST, Fashion-MNIST) stay uint8, anything else is float64.
+  data.storage = storage ? *storage : images.type == 0x08 ? FeatureStorage::uint8 : FeatureStorage::float64;
+  if (data.storage == FeatureStorage::uint8) {
+    if (images.type != 0x08)
+      fail(opt("feature_storage"), "uint8",
+           fmt::format("float64 or float32 for {}: its IDX elements are not unsigned bytes "
+                       "(type 0x{:02x})",
+                       images_name, images.type));
+    data.x8 = images.read_raw(n * d);
+  } else if (data.storage == FeatureStorage::float32) {
+    const std::uint64_t start = images.offset;
+    const std::vector<double> v = images.read_values(n * d);
+    data.x32.resize(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      data.x32[i] = static_cast<float>(v[i]);
+      if (!std::isfinite(data.x32[i]))
+        fail_at_byte(images_name, start + i * images.element_size,
+                     fmt::format("value {} ({}) is outside the float32 range (feature storage "
+                                 "float32)",
+                                 i, v[i]));
+    }
+  } else {
+    data.x = images.read_values(n * d);
+  }
   images.expect_end();
   const std::vector<double> y = labels.read_values(n);
   labels.expect_end();
@@ -169,18 +199,18 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
 }  // namespace
 
 Dataset read_idx(const std::string& images_path, const std::string& labels_path,
-                 std::size_t max_values) {
+                 std::size_t max_values, std::optional<FeatureStorage> storage) {
   auto images = detail::open_bytes(images_path);
   auto labels = detail::open_bytes(labels_path);
-  return read(*images, *labels, images_path, labels_path, max_values);
+  return read(*images, *labels, images_path, labels_path, max_values, storage);
 }
 
 Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
                  const std::string& images_name, const std::string& labels_name,
-                 std::size_t max_values) {
+                 std::size_t max_values, std::optional<FeatureStorage> storage) {
   auto i = detail::memory_bytes(images, images_name);
   auto l = detail::memory_bytes(labels, labels_name);
-  return read(*i, *l, images_name, labels_name, max_values);
+  return read(*i, *l, images_name, labels_name, max_values, storage);
 }
 
 }  // namespace hsdp::data

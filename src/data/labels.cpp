@@ -176,12 +176,10 @@ Dataset select_classes(const Dataset& data, const std::vector<std::string>& raw_
       fail("raw_labels", detail::quoted(label), "listed once (it is repeated)");
     keep[*found] = true;
   }
-  Dataset out;
-  out.d = data.d;
-  out.source = data.source;
+  Dataset out = Dataset::empty_like(data);
   for (std::size_t i = 0; i < data.n; ++i) {
     if (!keep[labels.of_record[i]]) continue;
-    out.x.insert(out.x.end(), data.row(i), data.row(i) + data.d);
+    out.append_features_of(data, i);
     out.raw_labels.push_back(data.raw_labels[i]);
     if (i < data.origin.size()) out.origin.push_back(data.origin[i]);
     ++out.n;

@@ -234,10 +234,9 @@ void check_noise_choice(const TrainConfig& c) {
 
 // The records i with i % size == rank, in order (record i at local index i / size).
 data::Dataset shard_of(const data::Dataset& data, int rank, int size) {
-  data::Dataset s;
-  s.d = data.d;
+  data::Dataset s = data::Dataset::empty_like(data);
   for (std::size_t i = static_cast<std::size_t>(rank); i < data.n; i += static_cast<std::size_t>(size)) {
-    s.x.insert(s.x.end(), data.row(i), data.row(i) + data.d);
+    s.append_features_of(data, i);
     s.y.push_back(data.y[i]);
     ++s.n;
   }
