@@ -174,7 +174,7 @@ std::int64_t gradient_sum_float64(const LinearModel& model, const data::Dataset&
 // Widens a stored row to float64 (exact for float and uint8). Cloned for AVX2 where the
 // machine has it: the uint8 -> double conversion is 4 instructions per 4 values there
 // against a long shuffle sequence on the SSE2 baseline.
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(HSDP_NO_CLONES)
 #define HSDP_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define HSDP_CLONES
@@ -186,6 +186,28 @@ HSDP_CLONES void widen(const float* __restrict u, std::size_t d, double* __restr
 HSDP_CLONES void widen(const std::uint8_t* __restrict u, std::size_t d, double* __restrict out) {
 #pragma omp simd
   for (std::size_t l = 0; l < d; ++l) out[l] = static_cast<double>(u[l]);
+}
+
+// widen() and <w, u> in one pass over the stored row (the single-output losses).
+HSDP_CLONES double widen_dot(const float* __restrict u, const double* __restrict w, std::size_t d,
+                             double* __restrict out) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t l = 0; l < d; ++l) {
+    out[l] = static_cast<double>(u[l]);
+    s += w[l] * out[l];
+  }
+  return s;
+}
+HSDP_CLONES double widen_dot(const std::uint8_t* __restrict u, const double* __restrict w, std::size_t d,
+                             double* __restrict out) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t l = 0; l < d; ++l) {
+    out[l] = static_cast<double>(u[l]);
+    s += w[l] * out[l];
+  }
+  return s;
 }
 
 HSDP_CLONES double dot(const double* __restrict a, const double* __restrict b, std::size_t d) {
@@ -238,9 +260,13 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
       const std::size_t i = row_of(kk);
       const double r = data.row_factor(i);
       const double y = data.y[i];
-      widen(base + i * d, d, u);
-      for (std::size_t j = 0; j < k; ++j)
-        s[j] = (model.bias ? model.theta[j * p + d] : 0.0) + r * dot(wc.data() + j * d, u, d);
+      if (k == 1) {
+        s[0] = (model.bias ? model.theta[d] : 0.0) + r * widen_dot(base + i * d, wc.data(), d, u);
+      } else {
+        widen(base + i * d, d, u);
+        for (std::size_t j = 0; j < k; ++j)
+          s[j] = (model.bias ? model.theta[j * p + d] : 0.0) + r * dot(wc.data() + j * d, u, d);
+      }
       // coefficients of the gradient in (x, 1): one per output; cn2 = their squared norm.
       double cn2 = 0;
       if (k == 1) {
