@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <numeric>
 #include <stdexcept>
 
@@ -171,63 +175,157 @@ std::int64_t gradient_sum_float64(const LinearModel& model, const data::Dataset&
   });
 }
 
-// Widens a stored row to float64 (exact for float and uint8). Cloned for AVX2 where the
-// machine has it: the uint8 -> double conversion is 4 instructions per 4 values there
-// against a long shuffle sequence on the SSE2 baseline.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(HSDP_NO_CLONES)
+// The compact kernels, written with explicit 4-wide vectors of doubles (GCC vector
+// extensions) and two independent accumulators: the summation order is fixed by the code,
+// so the result is the same on every x86-64 machine, whichever clone runs. target_clones
+// compiles each for AVX2 (one ymm per vector; uint8 -> double is vpmovzxbd + vcvtdq2pd) and
+// for the SSE2 baseline (two xmm per vector); measured 1.4x (uint8) and 1.5x (float32) for
+// AVX2 on Fashion-MNIST. FMA is not enabled, so no product is fused into an add.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(HSDP_NO_CLONES)
 #define HSDP_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define HSDP_CLONES
 #endif
-HSDP_CLONES void widen(const float* __restrict u, std::size_t d, double* __restrict out) {
-#pragma omp simd
-  for (std::size_t l = 0; l < d; ++l) out[l] = static_cast<double>(u[l]);
+// The helpers below pass 32-byte vectors between internal, inlined functions: the ABI note
+// GCC gives for that (-Wpsabi) does not concern any interface.
+#pragma GCC diagnostic ignored "-Wpsabi"
+using v4d = double __attribute__((vector_size(32)));
+using v4f = float __attribute__((vector_size(16)));
+
+inline v4d load4(const double* p) {
+  v4d v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
-HSDP_CLONES void widen(const std::uint8_t* __restrict u, std::size_t d, double* __restrict out) {
-#pragma omp simd
-  for (std::size_t l = 0; l < d; ++l) out[l] = static_cast<double>(u[l]);
+inline v4d load4(const float* p) {
+  v4f v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, v4d);
+}
+inline v4d load4(const std::uint8_t* p) {
+  return v4d{static_cast<double>(p[0]), static_cast<double>(p[1]), static_cast<double>(p[2]),
+             static_cast<double>(p[3])};
+}
+inline void store4(double* p, v4d v) { std::memcpy(p, &v, sizeof v); }
+inline double sum4(v4d a, v4d b) {
+  const v4d s = a + b;
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-// widen() and <w, u> in one pass over the stored row (the single-output losses).
-HSDP_CLONES double widen_dot(const float* __restrict u, const double* __restrict w, std::size_t d,
-                             double* __restrict out) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::size_t l = 0; l < d; ++l) {
+// out <- u as float64 (exact for float and uint8) and returns <w, u>: one pass over the
+// stored row, lanes l mod 8 summed separately and added as sum4(a0, a1) at the end.
+template <typename T>
+inline double widen_dot_generic(const T* __restrict u, const double* __restrict w, std::size_t d,
+                                double* __restrict out) {
+  v4d a0{}, a1{};
+  std::size_t l = 0;
+  for (; l + 8 <= d; l += 8) {
+    const v4d x0 = {static_cast<double>(u[l]), static_cast<double>(u[l + 1]), static_cast<double>(u[l + 2]),
+                    static_cast<double>(u[l + 3])};
+    const v4d x1 = {static_cast<double>(u[l + 4]), static_cast<double>(u[l + 5]), static_cast<double>(u[l + 6]),
+                    static_cast<double>(u[l + 7])};
+    store4(out + l, x0);
+    store4(out + l + 4, x1);
+    a0 += load4(w + l) * x0;
+    a1 += load4(w + l + 4) * x1;
+  }
+  double s = sum4(a0, a1);
+  for (; l < d; ++l) {
     out[l] = static_cast<double>(u[l]);
     s += w[l] * out[l];
   }
   return s;
 }
-HSDP_CLONES double widen_dot(const std::uint8_t* __restrict u, const double* __restrict w, std::size_t d,
-                             double* __restrict out) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::size_t l = 0; l < d; ++l) {
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(HSDP_NO_CLONES)
+#define HSDP_AVX2_KERNELS 1
+// The same arithmetic in AVX2 intrinsics (GCC does not turn the generic uint8 -> double
+// conversion into vpmovzxbd + vcvtdq2pd by itself), so the result is identical.
+__attribute__((target("avx2"))) inline __m256d load4_avx2(const std::uint8_t* p) {
+  std::int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(v)));
+}
+__attribute__((target("avx2"))) inline __m256d load4_avx2(const float* p) {
+  return _mm256_cvtps_pd(_mm_loadu_ps(p));
+}
+template <typename T>
+__attribute__((target("avx2"))) double widen_dot_avx2(const T* __restrict u, const double* __restrict w,
+                                                      std::size_t d, double* __restrict out) {
+  __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+  std::size_t l = 0;
+  for (; l + 8 <= d; l += 8) {
+    const __m256d x0 = load4_avx2(u + l), x1 = load4_avx2(u + l + 4);
+    _mm256_storeu_pd(out + l, x0);
+    _mm256_storeu_pd(out + l + 4, x1);
+    a0 = _mm256_add_pd(a0, _mm256_mul_pd(_mm256_loadu_pd(w + l), x0));
+    a1 = _mm256_add_pd(a1, _mm256_mul_pd(_mm256_loadu_pd(w + l + 4), x1));
+  }
+  alignas(32) double lane[4];
+  _mm256_store_pd(lane, _mm256_add_pd(a0, a1));
+  double s = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+  for (; l < d; ++l) {
     out[l] = static_cast<double>(u[l]);
     s += w[l] * out[l];
   }
   return s;
 }
+const bool kAvx2 = __builtin_cpu_supports("avx2");
+#endif
 
+template <typename T>
+double widen_dot(const T* __restrict u, const double* __restrict w, std::size_t d, double* __restrict out) {
+#ifdef HSDP_AVX2_KERNELS
+  if (kAvx2) return widen_dot_avx2(u, w, d, out);
+#endif
+  return widen_dot_generic(u, w, d, out);
+}
+
+// sum_l a_l b_l.
 HSDP_CLONES double dot(const double* __restrict a, const double* __restrict b, std::size_t d) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::size_t l = 0; l < d; ++l) s += a[l] * b[l];
+  v4d a0{}, a1{};
+  std::size_t l = 0;
+  for (; l + 8 <= d; l += 8) {
+    a0 += load4(a + l) * load4(b + l);
+    a1 += load4(a + l + 4) * load4(b + l + 4);
+  }
+  double s = sum4(a0, a1);
+  for (; l < d; ++l) s += a[l] * b[l];
   return s;
 }
 
 // sum_l w_l b_l^2 (w = c^2): the squared norm of the scaled row.
 HSDP_CLONES double weighted_square(const double* __restrict w, const double* __restrict b, std::size_t d) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::size_t l = 0; l < d; ++l) s += w[l] * (b[l] * b[l]);
+  v4d a0{}, a1{};
+  std::size_t l = 0;
+  for (; l + 8 <= d; l += 8) {
+    const v4d x0 = load4(b + l), x1 = load4(b + l + 4);
+    a0 += load4(w + l) * (x0 * x0);
+    a1 += load4(w + l + 4) * (x1 * x1);
+  }
+  double s = sum4(a0, a1);
+  for (; l < d; ++l) s += w[l] * (b[l] * b[l]);
   return s;
 }
 
+// y <- y + a x (elementwise: no order to fix).
 HSDP_CLONES void axpy(double a, const double* __restrict x, double* __restrict y, std::size_t d) {
-#pragma omp simd
-  for (std::size_t l = 0; l < d; ++l) y[l] += a * x[l];
+  std::size_t l = 0;
+  const v4d av = {a, a, a, a};
+  for (; l + 4 <= d; l += 4) store4(y + l, load4(y + l) + av * load4(x + l));
+  for (; l < d; ++l) y[l] += a * x[l];
+}
+
+// out <- u as float64 (the softmax path, whose k scores reuse the widened row).
+template <typename T>
+inline void widen_impl(const T* __restrict u, std::size_t d, double* __restrict out) {
+  std::size_t l = 0;
+  for (; l + 4 <= d; l += 4) store4(out + l, load4(u + l));
+  for (; l < d; ++l) out[l] = static_cast<double>(u[l]);
+}
+HSDP_CLONES void widen(const float* __restrict u, std::size_t d, double* __restrict out) { widen_impl(u, d, out); }
+HSDP_CLONES void widen(const std::uint8_t* __restrict u, std::size_t d, double* __restrict out) {
+  widen_impl(u, d, out);
 }
 
 // Compact storage (float32, uint8): x_il = r_i c_l u_il. Per pass theta (.) c is computed
