@@ -144,12 +144,16 @@ struct Preprocessing {
 };
 
 /// x_i <- x_i * min(1, R / ||x_i||_2): record-local, so it keeps privacy. R > 0, finite.
+/// Compact storage: only the record factor r_i changes (dataset.hpp).
 Preprocessing scale_rows_to_norm(Dataset& dataset, double R);
 /// x_ij <- x_ij * public_scale[j] with user-stated public constants (size d, finite).
+/// Compact storage: only the feature constants c_j change.
 Preprocessing scale_features(Dataset& dataset, const std::vector<double>& public_scale);
 /// x_ij <- (x_ij - mean_j) / std_j with the dataset's own mean and standard deviation
 /// (std 0 -> left centred only). Allowed, but leaks_privacy = true and the description says
 /// why: the statistics depend on every record and are not covered by any privacy analysis.
+/// float64 storage only (centring is not a scale): compact storage is an error naming
+/// feature_storage.
 Preprocessing standardize_from_data(Dataset& dataset);
 
 // ---------------------------------------------------------------------------------------
