@@ -13,6 +13,7 @@
 #include "train_flags.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
+#include "hsdp/data/users.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/distributed.hpp"
 #include "hsdp/train/model_io.hpp"
@@ -26,7 +27,7 @@ namespace {
 
 struct Options : TrainFlags {
   std::string data, format = "csv", feature_storage = "auto";
-  std::optional<std::string> labels_file, test_data, test_labels_file, positive, output;
+  std::optional<std::string> labels_file, test_data, test_labels_file, positive, output, users;
   std::optional<std::size_t> label_column;
   std::vector<std::string> classes;
   std::vector<double> feature_scale;
@@ -64,7 +65,11 @@ int run_train(const Options& o) {
   // prints and writes files.
   const auto& world = train::distributed::world();
   const bool lead = world.rank == 0;
-  if (world.size > 1) c.data_parallel = train::distributed::data_parallel();
+  // federated: rank 0 the server, the others clients (docs/distributed.md "Federated training").
+  if (world.size > 1 && c.algorithm == train::Algorithm::federated)
+    c.federation = train::distributed::federation();
+  else if (world.size > 1)
+    c.data_parallel = train::distributed::data_parallel();
   c.progress = o.json || !lead ? nullptr : progress_bar();
   require_open("--test-fraction", o.test_fraction, 0.0, 1.0);
 
@@ -75,6 +80,7 @@ int run_train(const Options& o) {
     return data::read({path, o.format, labels, std::string(field), o.label_column, 0, storage});
   };
   data::Dataset all = read(o.data, o.labels_file, "labels");
+  if (o.users) data::read_users(all, *o.users);  // follow the records through classes and split
   if (!o.classes.empty()) all = data::select_classes(all, o.classes);
   const data::LabelKind kind = train::map_labels_for(all, c, o.positive);
   data::Dataset train_set, test_set;
@@ -100,7 +106,7 @@ int run_train(const Options& o) {
   // ---- train
   const train::TrainResult r = train::train(train_set, c);
   if (!lead) return 0;
-  const train::Evaluation tr = train::evaluate(r.model, train_set);
+  const train::Evaluation tr = r.train_evaluation ? *r.train_evaluation : train::evaluate(r.model, train_set);
   const train::Evaluation te = train::evaluate(r.model, test_set);
 
   // ---- the document (model file and --json)
@@ -131,6 +137,12 @@ int run_train(const Options& o) {
     cfg["plan"]["batch_size"] = r.run.batch_size;
     cfg["plan"]["steps"] = r.run.steps;
     cfg["plan"]["eta"] = r.run.eta.at(1);
+  }
+  if (r.user_level) {
+    const train::UserLevel& u = *r.user_level;
+    cfg["adjacency"] = {{"unit", "user"}, {"users", u.users}, {"records", u.records}, {"description", u.description}};
+    if (u.message_bound) cfg["adjacency"]["message_norm_bound"] = *u.message_bound;
+    if (u.sensitivity) cfg["adjacency"]["sensitivity"] = *u.sensitivity;
   }
   cfg["released_step"] = r.released_step;
   cfg["preprocessing"] = prep_text;
@@ -167,6 +179,7 @@ int run_train(const Options& o) {
   std::cout << fmt::format("algorithm: {} ({} convention{}), released iterate {} of {}\n", train::to_string(c.algorithm),
                            to_string(r.convention), r.sigma ? fmt::format(", sigma = {}", show(*r.sigma)) : "",
                            r.released_step, r.run.steps);
+  if (r.user_level) std::cout << fmt::format("adjacency: {}\n", r.user_level->description);
   if (!r.plan_summary.empty()) std::cout << fmt::format("plan: {}\n", r.plan_summary);
   std::cout << fmt::format("randomness: {}\n", doc["randomness"].get<std::string>());
   for (const auto& note : r.notes) std::cout << "note: " << note << "\n";
@@ -195,6 +208,8 @@ std::function<int()> add_train(CLI::App& app) {
   sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
   sub->add_option("--positive", o->positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
   sub->add_option("--classes", o->classes, "Keep only records with these raw labels (e.g. --classes 0 6)");
+  sub->add_option("--users", o->users,
+                  "One user id per record of --data, in record order (federated: user-level training)");
   sub->add_option("--test-data", o->test_data, "Separate test file (default: split --data)");
   sub->add_option("--test-labels", o->test_labels_file, "IDX labels file of --test-data");
   sub->add_option("--test-fraction", o->test_fraction, "Fraction held out for testing when splitting")->capture_default_str();

@@ -12,6 +12,7 @@
 #include "common.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
+#include "hsdp/data/users.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
 #include "hsdp/train/prepare.hpp"
@@ -162,7 +163,8 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                              std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
                              std::optional<std::string> release, std::optional<double> clip,
                              std::optional<std::uint64_t> seed, std::optional<std::string> positive,
-                             std::vector<double> feature_scale, const std::string& feature_storage) {
+                             std::vector<double> feature_scale, std::optional<std::vector<std::string>> users,
+                             const std::string& feature_storage) {
   // ---- configuration, by the library's translation of the request (TrainSpec::resolve)
   const train::TrainSpec f =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
@@ -182,6 +184,9 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   // ---- data
   data::Dataset ds = dataset_from(X, y, "X", "y");
   if (storage) ds = stored_as(std::move(ds), *storage, "X");
+  // federated with several records per user: one id per row of X (user-level adjacency).
+  if (users)
+    data::assign_users(ds, std::move(*users), opt("users"), [](std::size_t i) { return fmt::format("users[{}]", i); });
   const data::LabelKind kind = train::map_labels_for(ds, c, positive);
   PyTrainResult out;
   const train::Preparation prep = train::prepare_records(ds, c, feature_scale);
@@ -329,7 +334,9 @@ report, default 1e-5), no_noise (bool), seed (int), positive (str), feature_scal
 feature_storage (str: auto | float64 | float32 | uint8; how the features are held while
 training, as `hsdp train --feature-storage`: auto keeps the array's float64, float32 rounds,
 uint8 needs integers 0..255 -- the feature_scale and record scaling are then applied as
-float64 factors, never materialised; arithmetic is float64 either way).)doc";
+float64 factors, never materialised; arithmetic is float64 either way),
+users (list of str, one user id per row of X: algorithm='federated' with several records per
+user, n = the number of users, user-level adjacency; result.user_level states it).)doc";
   m.attr("_train_fields") = train_fields();
 
   py::class_<PyTrainResult>(m, "TrainResult", "A trained linear model and the privacy report of the run performed.")
@@ -372,7 +379,20 @@ float64 factors, never materialised; arithmetic is float64 either way).)doc";
       .def_property_readonly("max_constraint_excess", [](const PyTrainResult& r) { return r.result.max_constraint_excess; })
       .def_property_readonly("uses", [](const PyTrainResult& r) {
         return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result.uses.size()), r.result.uses.data());
-      }, "How often each record entered a batch.")
+      }, "How often each record (each user, with users) entered a batch.")
+      .def_property_readonly("user_level", [](const PyTrainResult& r) -> py::object {
+        if (!r.result.user_level) return py::none();
+        const train::UserLevel& u = *r.result.user_level;
+        py::dict d;
+        d["unit"] = "user";
+        d["users"] = u.users;
+        d["records"] = u.records;
+        d["description"] = u.description;
+        d["message_norm_bound"] = u.message_bound ? py::cast(*u.message_bound) : py::none();
+        d["sensitivity"] = u.sensitivity ? py::cast(*u.sensitivity) : py::none();
+        return d;
+      }, "With users: the user-level adjacency (users, records, message norm bound, sensitivity "
+         "2 eta L / m), as `hsdp train --users` states it; None otherwise.")
       .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; })
       .def_property_readonly("plan", [](const PyTrainResult& r) -> py::object {
         if (r.result.plan_summary.empty()) return py::none();
@@ -439,7 +459,8 @@ float64 factors, never materialised; arithmetic is float64 either way).)doc";
         py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
         py::arg("delta") = py::none(), py::arg("no_noise") = false, py::arg("release") = py::none(),
         py::arg("clip") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
-        py::arg("feature_scale") = std::vector<double>{}, py::arg("feature_storage") = "auto", train_doc.c_str());
+        py::arg("feature_scale") = std::vector<double>{}, py::arg("users") = py::none(),
+        py::arg("feature_storage") = "auto", train_doc.c_str());
 
   m.def("audit_mia", &audit_mia_like_cli, py::arg("X"), py::arg("y"), py::kw_only(),
         py::arg("model") = "logistic", py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0,

@@ -110,6 +110,7 @@ Dataset as_float64(const Dataset& data) {
   out.labels = data.labels;
   out.raw_labels = data.raw_labels;
   out.origin = data.origin;
+  out.users = data.users;
   return out;
 }
 

@@ -182,6 +182,7 @@ Dataset select_classes(const Dataset& data, const std::vector<std::string>& raw_
     out.append_features_of(data, i);
     out.raw_labels.push_back(data.raw_labels[i]);
     if (i < data.origin.size()) out.origin.push_back(data.origin[i]);
+    if (i < data.users.size()) out.users.push_back(data.users[i]);
     ++out.n;
   }
   return out;

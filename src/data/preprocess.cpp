@@ -67,11 +67,13 @@ Dataset subset(const Dataset& data, const std::vector<std::size_t>& rows) {
   const bool mapped = data.y.size() == data.n;
   const bool raw = data.raw_labels.size() == data.n;
   const bool origin = data.origin.size() == data.n;
+  const bool users = data.users.size() == data.n;
   for (const std::size_t i : rows) {
     out.append_features_of(data, i);
     if (mapped) out.y.push_back(data.y[i]);
     if (raw) out.raw_labels.push_back(data.raw_labels[i]);
     if (origin) out.origin.push_back(data.origin[i]);
+    if (users) out.users.push_back(data.users[i]);
   }
   return out;
 }

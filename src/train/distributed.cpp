@@ -1,4 +1,4 @@
-// MPI glue of data-parallel training (include/hsdp/train/distributed.hpp). The only file
+// MPI glue of data-parallel and federated training (include/hsdp/train/distributed.hpp). The only file
 // that includes <mpi.h>; compiled without it (one process) when HSDP_WITH_MPI is off.
 #include "hsdp/train/distributed.hpp"
 
@@ -68,6 +68,31 @@ TrainConfig::DataParallel data_parallel() {
   p.share_seed = [](std::uint64_t seed) { return seed; };
 #endif
   return p;
+}
+
+TrainConfig::Federation federation() {
+  TrainConfig::Federation f;
+  f.rank = the_world.rank;
+  f.size = the_world.size;
+#if HSDP_WITH_MPI
+  f.broadcast_ids = [](std::vector<std::int64_t>& v) {
+    MPI_Bcast(v.data(), static_cast<int>(v.size()), MPI_INT64_T, 0, MPI_COMM_WORLD);
+  };
+  f.broadcast = [](std::vector<double>& v) {
+    MPI_Bcast(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  };
+  f.reduce = [](std::vector<double>& v) {
+    if (the_world.rank == 0)
+      MPI_Reduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    else
+      MPI_Reduce(v.data(), nullptr, static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  };
+#else
+  f.broadcast_ids = [](std::vector<std::int64_t>&) {};
+  f.broadcast = [](std::vector<double>&) {};
+  f.reduce = [](std::vector<double>&) {};
+#endif
+  return f;
 }
 
 void abort_job(std::string_view message, int status) {

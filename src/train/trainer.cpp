@@ -8,6 +8,8 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string_view>
+#include <unordered_map>
 
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
@@ -243,9 +245,213 @@ data::Dataset shard_of(const data::Dataset& data, int rank, int size) {
   return s;
 }
 
+// ---- users (federated Alg. 1 with several records per user)
+//
+// With users the run's n is the number of users and the unit of privacy is a user: two
+// neighbouring training sets differ in all the records of one user (replace adjacency over
+// users). User u's loss is the mean of its records' losses,
+//     f_u(theta) = (1/k_u) sum_{i in u} l(theta, x_i),
+// an average of functions that are each convex, beta-smooth and L-Lipschitz in theta, so f_u
+// is all three with the same constants: convexity is kept by non-negative combinations;
+// ||grad f_u(a) - grad f_u(b)|| <= (1/k_u) sum_i ||grad l_i(a) - grad l_i(b)|| <= beta ||a - b||;
+// ||grad f_u|| <= (1/k_u) sum_i ||grad l_i|| <= L. With clipping the message is the mean of
+// the clipped gradients, of norm <= C by the same triangle inequality. So one user's message
+// (without its noise) is bounded like one record's gradient, and the analyses of the run
+// with n = users apply unchanged: one round's update moves by at most 2 eta_t L / m (2 eta_t C
+// / m) when one user is replaced. The trainer states this (UserLevel) next to the report.
+
+// Adds (1/k) sum_{i in records} g_i (clipped if clip > 0) to grad[0..P); tmp has size P.
+std::int64_t add_user_mean(const LinearModel& model, const data::Dataset& data,
+                           const std::vector<std::int64_t>& records, double clip,
+                           std::vector<double>& grad, std::vector<double>& tmp) {
+  std::fill(tmp.begin(), tmp.end(), 0.0);
+  const std::int64_t clipped = batch_gradient_sum(model, data, records, clip, tmp);
+  const double inv_k = 1.0 / static_cast<double>(records.size());
+  for (std::size_t j = 0; j < tmp.size(); ++j) grad[j] += tmp[j] * inv_k;
+  return clipped;
+}
+
+void check_users(const data::Dataset& data, const TrainConfig& c) {
+  if (data.users.size() != data.n)
+    fail(opt("users"), fmt::format("{} user ids for {} records", data.users.size(), data.n),
+         "one user id per record");
+  if (c.algorithm != Algorithm::federated)
+    fail(opt("users"), "(given)", fmt::format("given only with {} (user-level training is federated Alg. 1's)",
+                                              error_field("algorithm", "federated")));
+}
+
+UserLevel user_level(const Plan& p, const TrainConfig& c, std::int64_t users, std::size_t records) {
+  UserLevel u;
+  u.users = users;
+  u.records = static_cast<std::int64_t>(records);
+  if (p.clipping_acts)
+    u.message_bound = *c.clip;
+  else
+    u.message_bound = p.constants.lipschitz_data;
+  const double m = static_cast<double>(p.batch);
+  if (u.message_bound) u.sensitivity = 2.0 * p.eta.max() * *u.message_bound / m;
+  const char* sym = p.clipping_acts ? "C" : "L";
+  u.description = fmt::format(
+      "user-level: neighbouring training sets differ in all the records of one user ({} users, {} "
+      "training records; the run's n = {}); a user's message is the mean of its records' {}gradients{}",
+      users, records, users, p.clipping_acts ? "clipped " : "",
+      u.sensitivity ? fmt::format(", of norm <= {} = {}, so replacing one user moves a round's update by at "
+                                  "most 2 eta {} / m = {}",
+                                  sym, show(*u.message_bound), sym, show(*u.sensitivity))
+                    : std::string(" (no bound on its norm)"));
+  return u;
+}
+
 void check_classes(const LossSpec& loss) {
   if (loss.kind == LossKind::softmax && loss.classes < 2)
     fail("classes", static_cast<double>(loss.classes), ">= 2 distinct labels for softmax");
+}
+
+}  // namespace
+
+std::vector<std::vector<std::int64_t>> group_users(const data::Dataset& data) {
+  std::vector<std::vector<std::int64_t>> groups;
+  if (data.users.empty()) {
+    groups.resize(data.n);
+    for (std::size_t i = 0; i < data.n; ++i) groups[i].push_back(static_cast<std::int64_t>(i));
+    return groups;
+  }
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < data.users.size(); ++i) {
+    const auto [it, added] = index.try_emplace(data.users[i], groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(static_cast<std::int64_t>(i));
+  }
+  return groups;
+}
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The records of the users client `rank` holds (user u -> client 1 + u mod (size - 1)),
+// stored contiguously; local[u] lists user u's rows in it (empty for the other users).
+data::Dataset client_records(const data::Dataset& data, const std::vector<std::vector<std::int64_t>>& groups,
+                             int rank, int size, std::vector<std::vector<std::int64_t>>& local) {
+  data::Dataset mine = data::Dataset::empty_like(data);
+  mine.labels = data.labels;
+  local.assign(groups.size(), {});
+  const bool origin = data.origin.size() == data.n;
+  for (std::size_t u = 0; u < groups.size(); ++u) {
+    if (1 + static_cast<int>(u % static_cast<std::size_t>(size - 1)) != rank) continue;
+    for (const auto i : groups[u]) {
+      const auto row = static_cast<std::size_t>(i);
+      mine.append_features_of(data, row);
+      mine.y.push_back(data.y[row]);
+      if (origin) mine.origin.push_back(data.origin[row]);
+      local[u].push_back(static_cast<std::int64_t>(mine.n++));
+    }
+  }
+  return mine;
+}
+
+// federated Alg. 1 across processes (TrainConfig::Federation, docs/distributed.md). Per
+// round: the server's m user ids (broadcast), the clients' noisy messages summed to the
+// server (reduce, with the clipped count as one more coordinate), the new theta
+// (broadcast). Then the released theta (broadcast) and the clients' sums of the training
+// loss and of the correct predictions (reduce) for the server's evaluation.
+void federated_rounds(TrainResult& res, const data::Dataset& mine,
+                      const std::vector<std::vector<std::int64_t>>& local, const Plan& plan, const Run& run,
+                      const TrainConfig& config, std::uint64_t seed, const TrainConfig::Federation& fed) {
+  const std::size_t P = res.model.parameters();
+  const bool server = fed.rank == 0;
+  const auto clients = static_cast<std::int64_t>(fed.size - 1);
+  const auto users = static_cast<std::int64_t>(local.size());
+  // The clients' generators come from a job seed the server sends: derived from the seed (a
+  // seeded job is reproducible) or fresh entropy, never the server's own seed, so that the
+  // clients cannot replay the hidden permutation or stop of an unseeded run.
+  std::vector<std::int64_t> job(1, 0);
+  if (server) {
+    std::random_device rd;
+    job[0] = static_cast<std::int64_t>(config.seed ? splitmix64(seed ^ 0x6a09e667f3bcc908ULL)
+                                                   : (static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+  }
+  fed.broadcast_ids(job);
+  std::mt19937_64 rng(seed);
+  if (!server) {
+    const auto j = static_cast<std::uint64_t>(job[0]);
+    std::seed_seq seq{static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(j >> 32),
+                      static_cast<std::uint32_t>(fed.rank)};
+    rng.seed(seq);
+  }
+  NoiseSource noise(rng, config.noise);
+
+  const std::int64_t T = plan.steps;
+  std::int64_t tau = T;
+  std::optional<BatchSampler> sampler;
+  if (server) {
+    // The same draws, in the same order, as one process: the stop, then the permutation.
+    if (config.release == Release::random_stop) tau = std::uniform_int_distribution<std::int64_t>(1, T)(rng);
+    sampler.emplace(plan.sampling, users, plan.batch, rng);
+    res.uses.assign(static_cast<std::size_t>(users), 0);
+  }
+  res.released_step = tau;
+  std::vector<double>& theta = res.model.theta;
+  std::vector<double> message(P + 1), tmp(P), released = theta;
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(plan.batch));
+  const double clip = config.clip ? *config.clip : 0.0;
+  const double l2 = config.loss.l2;
+  const double m = static_cast<double>(plan.batch);
+  double max_excess = -kInf;
+  const std::int64_t report_every = std::max<std::int64_t>(1, T / 200);
+  for (std::int64_t t = 1; t <= T; ++t) {
+    if (server) sampler->next(t, ids);
+    fed.broadcast_ids(ids);
+    std::fill(message.begin(), message.end(), 0.0);
+    const double eta = plan.eta.at(t);
+    if (!server) {
+      // Each of this client's users in the round: its mean gradient plus its own sigma Z_j
+      // (s = sigma, the parameter-space std times sqrt(m) / eta, as in one process).
+      const double s = config.no_noise ? 0.0 : run.noise_std.at(t) * std::sqrt(m) / eta;
+      std::int64_t clipped = 0;
+      for (const auto u : ids) {
+        if (1 + u % clients != fed.rank) continue;
+        clipped += add_user_mean(res.model, mine, local[static_cast<std::size_t>(u)], clip, message, tmp);
+        if (s > 0)
+          for (std::size_t j = 0; j < P; ++j) message[j] += noise(s);
+      }
+      message[P] = static_cast<double>(clipped);
+    }
+    fed.reduce(message);
+    if (server) {
+      res.clipped_examples += std::llround(message[P]);
+      for (const auto u : ids) ++res.uses[static_cast<std::size_t>(u)];
+      if (config.record_batches) res.batches.push_back(ids);
+      for (std::size_t j = 0; j < P; ++j) theta[j] -= eta * (message[j] / m + l2 * theta[j]);
+      config.constraint.project(theta);
+      max_excess = std::max(max_excess, config.constraint.excess(theta));
+      if (t == tau) released = theta;
+      if (config.progress && (t % report_every == 0 || t == T)) config.progress(t, T);
+    }
+    fed.broadcast(theta);
+  }
+  if (server) theta = released;
+  fed.broadcast(theta);
+  res.max_constraint_excess = max_excess;
+  // The training loss and accuracy of the released model: sums over the clients' records.
+  std::vector<double> sums(3, 0.0);
+  if (!server && mine.n > 0) {
+    const Evaluation e = evaluate(res.model, mine);
+    const auto k = static_cast<double>(mine.n);
+    sums = {e.loss * k, e.accuracy ? std::round(*e.accuracy * k) : 0.0, k};
+  }
+  fed.reduce(sums);
+  if (server && sums[2] > 0) {
+    Evaluation e;
+    e.loss = sums[0] / sums[2];
+    if (res.model.loss.kind != LossKind::squared) e.accuracy = sums[1] / sums[2];
+    res.train_evaluation = e;
+  }
 }
 
 }  // namespace
@@ -262,8 +468,33 @@ Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::s
 TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   check_noise_choice(requested);
   check_classes(requested.loss);
-  check_data(data, requested.loss, requested.record_norm);
-  const auto n = static_cast<std::int64_t>(data.n);
+  const bool with_users = !data.users.empty();
+  if (with_users) check_users(data, requested);
+  const TrainConfig::Federation* fed =
+      requested.federation && requested.federation->size > 1 ? &*requested.federation : nullptr;
+  if (fed && requested.algorithm != Algorithm::federated)
+    throw std::logic_error("TrainConfig::federation is for the federated algorithm");
+  if (with_users && requested.data_parallel && requested.data_parallel->size > 1)
+    throw std::logic_error("users under data-parallel training: use TrainConfig::federation");
+  // The run's n: users (each record its own user without Dataset::users).
+  std::vector<std::vector<std::int64_t>> groups;
+  if (with_users || fed) groups = group_users(data);
+  // Federated under mpirun: a client keeps (and checks) only its users' records; the
+  // server reads none.
+  data::Dataset mine;
+  std::vector<std::vector<std::int64_t>> mine_users;
+  if (fed) {
+    if (data.n == 0) fail("data", "(no records)", "at least one record");
+    if (fed->rank > 0) {
+      mine = client_records(data, groups, fed->rank, fed->size, mine_users);
+      if (mine.n > 0) check_data(mine, requested.loss, requested.record_norm);
+    } else {
+      mine_users.resize(groups.size());
+    }
+  } else {
+    check_data(data, requested.loss, requested.record_norm);
+  }
+  const auto n = static_cast<std::int64_t>(groups.empty() ? data.n : groups.size());
 
   TrainResult res;
   res.model = LinearModel::zeros(requested.loss, data.d, requested.bias);
@@ -284,6 +515,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   res.convention = plan.convention;
   res.clipping_acts = plan.clipping_acts;
   Run run = base_run(config, plan, n, P);
+  if (with_users) res.user_level = user_level(plan, config, n, data.n);
 
   const double beta = plan.constants.smoothness();
   if (plan.eta.max() > 2.0 / beta)
@@ -352,6 +584,12 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     std::random_device rd;  // the operating system's entropy source
     seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
   }
+  if (fed) {
+    federated_rounds(res, mine, mine_users, plan, run, config, seed, *fed);
+    if (res.clipped_examples > 0 && !plan.clipping_acts) throw std::logic_error("clipping acted although C >= L");
+    res.run = run;
+    return res;
+  }
   const TrainConfig::DataParallel* parallel =
       config.data_parallel && config.data_parallel->size > 1 ? &*config.data_parallel : nullptr;
   // Every process draws from process 0's seed (the entropy draw above is kept only there).
@@ -369,7 +607,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   res.uses.assign(static_cast<std::size_t>(n), 0);
   BatchSampler sampler(plan.sampling, n, plan.batch, rng);
   std::vector<double>& theta = res.model.theta;
-  std::vector<double> grad(P), released;
+  std::vector<double> grad(P), released, user_grad(with_users ? P : 0);
   std::vector<std::int64_t> batch;
   const double clip = config.clip ? *config.clip : 0.0;
   const double l2 = config.loss.l2;
@@ -398,7 +636,10 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
       }
     } else {
       sampler.next(t, batch);
-      if (parallel) {  // the records of the batch this process holds, by local index
+      if (with_users) {  // federated: the batch is m users; each sends its mean gradient
+        for (const auto u : batch)
+          clipped += add_user_mean(res.model, data, groups[static_cast<std::size_t>(u)], clip, grad, user_grad);
+      } else if (parallel) {  // the records of the batch this process holds, by local index
         local.clear();
         const auto K = static_cast<std::int64_t>(parallel->size);
         for (auto i : batch)

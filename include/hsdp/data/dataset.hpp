@@ -52,6 +52,10 @@ struct Dataset {
   /// Where each record came from: its 1-based line (CSV, LIBSVM) or 0-based item index
   /// (IDX), so later errors about a record can name it.
   std::vector<std::size_t> origin;
+  /// The user each record belongs to (federated training with several records per user,
+  /// docs/distributed.md "Federated training"); any text. Empty: every record is its own user.
+  /// Like `origin`, it follows the records through class selection and the train/test split.
+  std::vector<std::string> users;
 
   bool compact() const { return storage != FeatureStorage::float64; }
   /// Record i as float64 values. Only for float64 storage: on compact storage it throws

@@ -31,6 +31,10 @@ void finalize();
 /// partial gradient sums in MPI_COMM_WORLD, and process 0's seed broadcast.
 TrainConfig::DataParallel data_parallel();
 
+/// The hooks of federated training (TrainConfig::federation): rank 0 the server, MPI_Bcast
+/// from rank 0 (user ids as int64, theta) and MPI_Reduce(SUM) to rank 0 in MPI_COMM_WORLD.
+TrainConfig::Federation federation();
+
 /// Stops the whole job (MPI_Abort on every process) with `status` after printing
 /// "hsdp: error: rank R: message" to stderr; without MPI, prints the message and exits.
 [[noreturn]] void abort_job(std::string_view message, int status);

@@ -12,9 +12,10 @@
 //   pnsgd      asoodeh-diaz-calmon journal Alg. 2 / isit Alg. 1: one pass over cyclic
 //              batches, s = eta sigma (Laplace: isit Thm 3, s = sqrt(2) eta v), last
 //              iterate or a uniformly random stop
-//   federated  asoodeh-chen-calmon-ozgur 2021 Alg. 1: n users, m per round without
-//              replacement (a hidden random permutation), each user adds its own noise
-//              sigma Z_j to its gradient; aggregate (eta/m) sum_j; s = eta sigma / sqrt(m)
+//   federated  asoodeh-chen-calmon-ozgur 2021 Alg. 1: n users (Dataset::users, or one per
+//              record), m per round without replacement (a hidden random permutation),
+//              each user adds its own noise sigma Z_j to its gradient (the mean of its
+//              records' gradients); aggregate (eta/m) sum_j; s = eta sigma / sqrt(m)
 //   online     asoodeh-diaz-calmon journal Sec. VI (24): noisy OGD over the stream in
 //              order, one record per step, eta_t = eta/sqrt(t) by default, random stop
 // The trainer never computes a bound: it hands the Run it performed to the accountant.
@@ -109,6 +110,43 @@ struct TrainConfig {
     std::function<std::uint64_t(std::uint64_t)> share_seed;
   };
   std::optional<DataParallel> data_parallel;
+
+  /// Federated training with a trusted aggregator over `size` processes (algorithm
+  /// federated under mpirun; train/distributed.hpp sets this; docs/distributed.md
+  /// "Federated training"). Rank 0 is the server: it draws the hidden permutation of the
+  /// users and the random stop, sends each round's user ids, receives the sum of the
+  /// clients' noisy messages, updates and projects theta and sends it back; it never reads
+  /// a training record. Ranks 1..size-1 are clients: user u (in order of first appearance
+  /// in the training set) belongs to client 1 + u mod (size - 1), which keeps only its
+  /// users' records and adds its users' messages, each with its own noise from the client's
+  /// generator (seeded by a job seed from the server and the rank). Every process calls
+  /// train() with the same data and configuration. Unset, or size 1: one process.
+  struct Federation {
+    int rank = 0, size = 1;
+    /// From rank 0 to every process, in place (the job seed, the round's user ids).
+    std::function<void(std::vector<std::int64_t>&)> broadcast_ids;
+    /// From rank 0 to every process, in place (theta).
+    std::function<void(std::vector<double>&)> broadcast;
+    /// The sum over all processes, in place on rank 0 (the others' values are unspecified).
+    std::function<void(std::vector<double>&)> reduce;
+  };
+  std::optional<Federation> federation;
+};
+
+/// The users of a training set (Dataset::users) in order of first appearance: the record
+/// indices of each. Without users every record is its own user ({0}, {1}, ...).
+std::vector<std::vector<std::int64_t>> group_users(const data::Dataset& data);
+
+/// With users (Dataset::users): the user-level adjacency of the run and its sensitivity.
+struct UserLevel {
+  std::int64_t users = 0, records = 0;
+  /// Bound on the norm of one user's message without its noise: the mean of its records'
+  /// gradients is bounded by L (or by the clip norm C when clipping acts), like one record's.
+  std::optional<double> message_bound;
+  /// 2 max_t eta_t message_bound / m: how far one user moves one round's update (replace
+  /// adjacency: the two messages differ by at most twice the bound).
+  std::optional<double> sensitivity;
+  std::string description;  ///< one line for the text output
 };
 
 
@@ -125,8 +163,8 @@ struct TrainResult {
   std::int64_t clipped_examples = 0;  ///< per-example gradients that clipping scaled down
   /// Largest constraint excess over all iterates after projection (<= 0 up to rounding).
   double max_constraint_excess = 0;
-  std::vector<std::int64_t> uses;     ///< how often each record entered a batch
-  std::vector<std::vector<std::int64_t>> batches;  ///< when record_batches
+  std::vector<std::int64_t> uses;     ///< how often each record (user, with users) entered a batch
+  std::vector<std::vector<std::int64_t>> batches;  ///< when record_batches (user indices with users)
   std::vector<std::string> notes;     ///< assumption checks, calibration, clipping
   /// The `account` request that gives the same report (same Run, same query), field by
   /// field; each front end writes it in its own terms ("same report: hsdp account --n ...").
@@ -138,6 +176,11 @@ struct TrainResult {
   /// The fields the plan chose (request names) and the batch policies it compared.
   std::vector<std::string> plan_chosen;
   std::vector<std::pair<std::string, double>> plan_candidates;  ///< (sampling, noise std)
+  /// With users: the adjacency is user-level (one user's records replaced together).
+  std::optional<UserLevel> user_level;
+  /// Federated under mpirun: the released model on the whole training set, as the sum of
+  /// the clients' sums (the server holds no training record); set on rank 0 only.
+  std::optional<Evaluation> train_evaluation;
 };
 
 /// Trains on `data` (labels mapped, rows within config.record_norm: check_data). Throws

@@ -1,0 +1,45 @@
+#include "hsdp/data/users.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "io.hpp"
+
+namespace hsdp::data {
+
+void assign_users(Dataset& data, std::vector<std::string> ids, const Param& field,
+                  const std::function<std::string(std::size_t)>& where) {
+  const std::string records = fmt::format("one user id per record of {} ({} records)",
+                                          data.source.empty() ? std::string("the data") : data.source, data.n);
+  if (ids.size() > data.n)
+    fail(field, fmt::format("{}: an id past the last record", where(data.n)), records);
+  if (ids.size() < data.n)
+    fail(field, fmt::format("{} ids, the id of record {} ({}) missing", ids.size(), ids.size() + 1, where(ids.size())),
+         records);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto& id = ids[i];
+    if (std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isspace(c) != 0; }))
+      fail(field, fmt::format("{}: (blank)", where(i)), "a non-blank user id for every record");
+  }
+  data.users = std::move(ids);
+}
+
+void read_users(Dataset& data, const std::string& path, const Param& field) {
+  std::unique_ptr<detail::LineSource> lines;
+  try {
+    lines = detail::open_lines(path);
+  } catch (const InvalidArgument& e) {  // name the caller's field, not the reader's "path"
+    if (e.field() != "path") throw;
+    fail(field, e.value(), e.range());
+  }
+  std::vector<std::string> ids;
+  ids.reserve(data.n);
+  std::string line;
+  // Stop one line past the records: enough to name the first line too many.
+  while (ids.size() <= data.n && lines->next(line)) ids.push_back(line);
+  assign_users(data, std::move(ids), field, [&](std::size_t i) { return fmt::format("{}:{}", path, i + 1); });
+}
+
+}  // namespace hsdp::data
