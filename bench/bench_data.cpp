@@ -94,7 +94,7 @@ void BM_ReadIdxGzip(benchmark::State& state) {
   for (std::uint32_t i = 0; i < n; ++i) labels.push_back(static_cast<std::uint8_t>(i % 10));
   const auto gz_images = gzip(images);
   const auto gz_labels = gzip(labels);
-  for (auto _ : state) benchmark::DoNotOptimize(hd::read_idx(gz_images, gz_labels).x.data());
+  for (auto _ : state) benchmark::DoNotOptimize(hd::read_idx(gz_images, gz_labels).x8.data());  // uint8 storage
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * images.size()));
   state.SetItemsProcessed(state.iterations() * n);
 }

@@ -131,7 +131,9 @@ int run_mia(const MiaFlags& o) {
   setup.options.progress = o.json ? nullptr : training_progress_bar();
 
   // ---- data, prepared as hsdp train prepares it (audit::run_mia)
-  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, 0});
+  // The audit keeps float64 features (its canary is not a stored value; docs/data.md).
+  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, 0,
+                                data::FeatureStorage::float64});
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
   const audit::MiaAudit done = audit::run_mia(d, setup);
   const audit::MiaResult& r = done.result;

@@ -20,7 +20,7 @@ namespace hsdp::cli {
 namespace {
 
 struct Options {
-  std::string model_file, data, format = "csv";
+  std::string model_file, data, format = "csv", feature_storage = "auto";
   std::optional<std::string> labels_file, output;
   std::optional<std::size_t> label_column;
   std::vector<std::string> classes;
@@ -50,7 +50,8 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 int run_predict(const Options& o) {
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
-  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, mf.model.d});
+  const auto storage = data::parse_feature_storage(o.feature_storage, opt("feature_storage"));
+  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, mf.model.d, storage});
   if (d.d != mf.model.d)
     fail("--data", o.data, fmt::format("a file with the model's d = {} features (it has {})", mf.model.d, d.d));
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
@@ -61,8 +62,10 @@ int run_predict(const Options& o) {
 
   if (o.output) {
     std::string text = "record,prediction,label\n";
+    std::vector<double> x(d.d);
     for (std::size_t i = 0; i < d.n; ++i) {
-      const double p = mf.model.predict(d.row(i));
+      d.effective_row(i, x.data());
+      const double p = mf.model.predict(x.data());
       std::string shown = fmt::format("{}", p);
       // Show classification outputs as the raw label text they stand for.
       for (std::size_t k = 0; k < mf.labels.mapped.size(); ++k)
@@ -94,6 +97,9 @@ std::function<int()> add_predict(CLI::App& app) {
   sub->add_option("--model-file", o->model_file, "Model JSON written by hsdp train --output")->required();
   sub->add_option("--data", o->data, "Data file")->required();
   sub->add_option("--format", o->format, "csv|libsvm|idx")->capture_default_str();
+  sub->add_option("--feature-storage", o->feature_storage,
+                  "How features are held: auto|float64|float32|uint8 (auto: uint8 for IDX bytes, "
+                  "float64 otherwise)")->capture_default_str();
   sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
   sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
   sub->add_option("--classes", o->classes, "Keep only records with these raw labels (as in training)");

@@ -27,7 +27,7 @@ namespace {
 
 
 struct Options : TrainFlags {
-  std::string data, format = "csv";
+  std::string data, format = "csv", feature_storage = "auto";
   std::optional<std::string> labels_file, test_data, test_labels_file, positive, output, users;
   std::optional<std::size_t> label_column;
   std::vector<std::string> classes;
@@ -71,10 +71,11 @@ data::Part whole(data::Dataset d) {
 }
 
 TrainingData read_training_data(const Options& o, train::TrainConfig& c,
-                                const train::distributed::World& world) {
+                                const train::distributed::World& world,
+                                std::optional<data::FeatureStorage> storage) {
   TrainingData td;
   auto source = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view field) {
-    return data::DataSource{path, o.format, labels, std::string(field), o.label_column, 0};
+    return data::DataSource{path, o.format, labels, std::string(field), o.label_column, 0, storage};
   };
   // Federated under mpirun: every process reads the whole file and the clients keep their
   // users' records (docs/distributed.md, "Federated training").
@@ -147,8 +148,10 @@ int run_train(const Options& o) {
   c.progress = o.json || !lead ? nullptr : progress_bar();
   require_open("--test-fraction", o.test_fraction, 0.0, 1.0);
 
+  const auto storage = data::parse_feature_storage(o.feature_storage, opt("feature_storage"));
+
   // ---- data
-  TrainingData td = read_training_data(o, c, world);
+  TrainingData td = read_training_data(o, c, world, storage);
   const data::Dataset& train_set = td.train.data;
   const std::string& split_text = td.split_text;
   const train::Preparation& prep = td.prep;
@@ -180,6 +183,7 @@ int run_train(const Options& o) {
   nlohmann::json cfg;
   cfg["data"] = o.data;
   cfg["format"] = o.format;
+  cfg["feature_storage"] = data::to_string(train_set.storage);
   cfg["algorithm"] = train::to_string(c.algorithm);
   cfg["convention"] = to_string(r.convention);
   if (r.sigma) cfg["sigma"] = *r.sigma;
@@ -279,6 +283,9 @@ std::function<int()> add_train(CLI::App& app) {
   sub->add_option("--feature-scale", o->feature_scale,
                   "Public constants to multiply the features by first: one value, or one per feature "
                   "(record-local; never computed from the data)")->delimiter(',');
+  sub->add_option("--feature-storage", o->feature_storage,
+                  "How features are held: auto|float64|float32|uint8 (auto: uint8 for IDX bytes, "
+                  "float64 otherwise; arithmetic is float64 either way)")->capture_default_str();
   sub->add_option("--epsilon", o->epsilon, "Target epsilon (with --delta): calibrates the smallest sigma");
   sub->add_option("--delta", o->delta, "Target delta, or the delta of the report (default 1e-5)");
   sub->add_flag("--no-noise", o->no_noise, "Train without noise (non-private baseline, no report)");

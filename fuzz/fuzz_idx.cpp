@@ -19,8 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> labels(data + 2 + k, size - 2 - k);
   try {
     hd::Dataset d = hd::read_idx(images, labels, "images", "labels", std::size_t{1} << 20);
-    if (d.n == 0 || d.d == 0 || d.x.size() != d.n * d.d || d.raw_labels.size() != d.n ||
-        d.origin.size() != d.n)
+    // Unsigned-byte images are held as uint8 (feature storage auto), the rest as float64.
+    if (d.n == 0 || d.d == 0 || d.stored_values() != d.n * d.d || d.raw_labels.size() != d.n ||
+        d.origin.size() != d.n || (d.storage == hd::FeatureStorage::uint8) == d.x8.empty())
       std::abort();
     for (const double v : d.x)
       if (!std::isfinite(v)) std::abort();

@@ -322,7 +322,10 @@ TEST(Idx, ReadsPlainAndGzipUnscaled) {
                       : hd::read_idx(kImages, kLabels, "img", "lab");
     EXPECT_EQ(d.n, 3u);
     EXPECT_EQ(d.d, 4u);
-    EXPECT_EQ(d.x, (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255}));
+    // Unsigned-byte images stay uint8 by default (feature storage auto).
+    EXPECT_EQ(d.storage, hd::FeatureStorage::uint8);
+    EXPECT_TRUE(d.x.empty());
+    EXPECT_EQ(d.x8, (std::vector<std::uint8_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255}));
     EXPECT_EQ(d.raw_labels, (std::vector<std::string>{"7", "0", "9"}));
     EXPECT_EQ(d.origin, (std::vector<std::size_t>{0, 1, 2}));
     EXPECT_EQ(d.source, "img");
@@ -331,7 +334,15 @@ TEST(Idx, ReadsPlainAndGzipUnscaled) {
   Bytes two = gzip(Bytes(kImages.begin(), kImages.begin() + 10));
   const Bytes rest = gzip(Bytes(kImages.begin() + 10, kImages.end()));
   two.insert(two.end(), rest.begin(), rest.end());
-  EXPECT_EQ(hd::read_idx(two, kLabels).x, hd::read_idx(kImages, kLabels).x);
+  EXPECT_EQ(hd::read_idx(two, kLabels).x8, hd::read_idx(kImages, kLabels).x8);
+  // float64 and float32 on request: the same values.
+  const auto f64 = hd::read_idx(kImages, kLabels, "img", "lab", hd::default_max_values, hd::FeatureStorage::float64);
+  EXPECT_EQ(f64.storage, hd::FeatureStorage::float64);
+  EXPECT_EQ(f64.x, (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255}));
+  const auto f32 = hd::read_idx(kImages, kLabels, "img", "lab", hd::default_max_values, hd::FeatureStorage::float32);
+  EXPECT_EQ(f32.storage, hd::FeatureStorage::float32);
+  EXPECT_EQ(f32.x32, (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255}));
+  EXPECT_TRUE(f32.x.empty());
 }
 
 TEST(Idx, ElementTypesAreBigEndian) {
@@ -399,7 +410,7 @@ TEST(Idx, ReadsFiles) {
                               data_file("tiny-labels-idx1-ubyte.gz"));
   EXPECT_EQ(d.n, 3u);
   EXPECT_EQ(d.d, 4u);
-  EXPECT_EQ(d.x[11], 11.0);
+  EXPECT_EQ(d.x8[11], 11u);
   EXPECT_EQ(d.raw_labels, (std::vector<std::string>{"0", "1", "2"}));
   EXPECT_EQ(error_of([] {
               hd::read_idx(data_file("bad_magic-images-idx3-ubyte"),

@@ -93,12 +93,18 @@ TEST(RealData, FashionMnistIdx) {
   for (const auto& [label, count] : c) EXPECT_EQ(count, 6000u) << label;
   // Unscaled pixels: integers in [0, 255]; the first image's brightest pixel is 255 at 417
   // and its pixels sum to 76247 (checked with Python's gzip module).
-  EXPECT_EQ(*std::max_element(d.x.begin(), d.x.end()), 255.0);
-  EXPECT_EQ(*std::min_element(d.x.begin(), d.x.end()), 0.0);
+  // Held as uint8 (feature storage auto for unsigned-byte IDX): 784 bytes a record.
+  EXPECT_EQ(d.storage, hd::FeatureStorage::uint8);
+  EXPECT_EQ(d.record_bytes(), 784u);
+  EXPECT_EQ(*std::max_element(d.x8.begin(), d.x8.end()), 255);
+  EXPECT_EQ(*std::min_element(d.x8.begin(), d.x8.end()), 0);
+  std::vector<double> row0(d.d);
+  d.effective_row(0, row0.data());
   double sum = 0;
-  for (std::size_t j = 0; j < d.d; ++j) sum += d.row(0)[j];
+  for (std::size_t j = 0; j < d.d; ++j) sum += row0[j];
   EXPECT_EQ(sum, 76247.0);
-  EXPECT_EQ(std::max_element(d.row(0), d.row(0) + d.d) - d.row(0), 417);
+  EXPECT_EQ(std::max_element(row0.begin(), row0.end()) - row0.begin(), 417);
+  EXPECT_THROW((void)d.row(0), std::logic_error) << "compact storage has no float64 row";
   // Two classes, as the binary experiments use them: T-shirt/top (0) vs shirt (6).
   auto two = hd::select_classes(d, {"0", "6"});
   EXPECT_EQ(two.n, 12000u);

@@ -63,6 +63,35 @@ data::Dataset dataset_from(const Array& X, const Array& y, const char* xname, co
   return ds;
 }
 
+// The float64 features of `ds` held as `storage` (the array is float64, so auto keeps
+// float64): float32 needs values float32 holds finitely, uint8 integers 0..255; an offending
+// value is named as xname[i, j].
+data::Dataset stored_as(data::Dataset ds, data::FeatureStorage storage, const char* xname) {
+  if (storage == data::FeatureStorage::float64) return ds;
+  const std::size_t d = ds.d;
+  auto where = [&](std::size_t k) { return fmt::format("{}[{}, {}]", xname, k / d, k % d); };
+  if (storage == data::FeatureStorage::float32) {
+    ds.x32.resize(ds.x.size());
+    for (std::size_t k = 0; k < ds.x.size(); ++k) {
+      ds.x32[k] = static_cast<float>(ds.x[k]);
+      if (!std::isfinite(ds.x32[k]))
+        fail(where(k), ds.x[k], fmt::format("within the float32 range ({} float32)", error_field("feature_storage")));
+    }
+  } else {
+    ds.x8.resize(ds.x.size());
+    for (std::size_t k = 0; k < ds.x.size(); ++k) {
+      const double v = ds.x[k];
+      if (!(v >= 0 && v <= 255 && v == std::floor(v)))
+        fail(where(k), v, fmt::format("an integer 0..255 ({} uint8)", error_field("feature_storage")));
+      ds.x8[k] = static_cast<std::uint8_t>(v);
+    }
+  }
+  ds.x.clear();
+  ds.x.shrink_to_fit();
+  ds.storage = storage;
+  return ds;
+}
+
 struct PyTrainResult {
   train::TrainResult result;
   std::string label_kind;
@@ -70,6 +99,7 @@ struct PyTrainResult {
   double record_norm = 1.0;
   std::string preprocessing;
   std::vector<double> feature_scale;  ///< public per-feature constants applied first (empty: none)
+  std::string feature_storage = "float64";  ///< how the training features were held
   std::size_t n = 0;
 };
 
@@ -133,7 +163,8 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                              std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
                              std::optional<std::string> release, std::optional<double> clip,
                              std::optional<std::uint64_t> seed, std::optional<std::string> positive,
-                             std::vector<double> feature_scale, std::optional<std::vector<std::string>> users) {
+                             std::vector<double> feature_scale, std::optional<std::vector<std::string>> users,
+                             const std::string& feature_storage) {
   // ---- configuration, by the library's translation of the request (TrainSpec::resolve)
   const train::TrainSpec f =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
@@ -148,9 +179,11 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
          fmt::format("a target {} {}, or {}, {} or {}", error_field("epsilon", "E"), error_field("delta", "D"),
                      error_field("sigma"), error_field("noise_std"), error_field("no_noise")));
   c.seed = seed;
+  const auto storage = data::parse_feature_storage(feature_storage, opt("feature_storage"));
 
   // ---- data
   data::Dataset ds = dataset_from(X, y, "X", "y");
+  if (storage) ds = stored_as(std::move(ds), *storage, "X");
   // federated with several records per user: one id per row of X (user-level adjacency).
   if (users)
     data::assign_users(ds, std::move(*users), opt("users"), [](std::size_t i) { return fmt::format("users[{}]", i); });
@@ -163,6 +196,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
   out.labels = ds.labels;
   out.record_norm = c.record_norm;
   out.n = ds.n;
+  out.feature_storage = data::to_string(ds.storage);
   {
     py::gil_scoped_release release_gil;
     out.result = train::train(ds, c);
@@ -297,6 +331,10 @@ performed.
       R"doc(
 and of the request: epsilon, delta (a target epsilon to calibrate sigma, and the delta of the
 report, default 1e-5), no_noise (bool), seed (int), positive (str), feature_scale (list),
+feature_storage (str: auto | float64 | float32 | uint8; how the features are held while
+training, as `hsdp train --feature-storage`: auto keeps the array's float64, float32 rounds,
+uint8 needs integers 0..255 -- the feature_scale and record scaling are then applied as
+float64 factors, never materialised; arithmetic is float64 either way),
 users (list of str, one user id per row of X: algorithm='federated' with several records per
 user, n = the number of users, user-level adjacency; result.user_level states it).)doc";
   m.attr("_train_fields") = train_fields();
@@ -331,6 +369,8 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         return py::float_(rep.best ? *rep.analyses[*rep.best].epsilon : std::numeric_limits<double>::infinity());
       }, "The report's best epsilon (inf without noise or without an applicable analysis).")
       .def_property_readonly("seeded", [](const PyTrainResult& r) { return r.result.seeded; })
+      .def_property_readonly("feature_storage", [](const PyTrainResult& r) { return r.feature_storage; },
+                             "How the training features were held: float64, float32 or uint8.")
       .def_property_readonly("convention", [](const PyTrainResult& r) { return std::string(to_string(r.result.convention)); })
       .def_property_readonly("sigma", [](const PyTrainResult& r) { return r.result.sigma; })
       .def_property_readonly("released_step", [](const PyTrainResult& r) { return r.result.released_step; })
@@ -394,7 +434,11 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         data::scale_rows_to_norm(ds, r.record_norm);
         py::array_t<double> out(static_cast<py::ssize_t>(ds.n));
         auto o = out.mutable_unchecked<1>();
-        for (std::size_t i = 0; i < ds.n; ++i) o(static_cast<py::ssize_t>(i)) = r.result.model.predict(ds.row(i));
+        std::vector<double> x(ds.d);
+        for (std::size_t i = 0; i < ds.n; ++i) {
+          ds.effective_row(i, x.data());
+          o(static_cast<py::ssize_t>(i)) = r.result.model.predict(x.data());
+        }
         return out;
       }, py::arg("X"), "Predicted labels (+-1 for binary losses, class ids for softmax, scores for squared).")
       .def("evaluate", [](const PyTrainResult& r, const Array& X, const Array& y) {
@@ -415,7 +459,8 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
         py::arg("delta") = py::none(), py::arg("no_noise") = false, py::arg("release") = py::none(),
         py::arg("clip") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
-        py::arg("feature_scale") = std::vector<double>{}, py::arg("users") = py::none(), train_doc.c_str());
+        py::arg("feature_scale") = std::vector<double>{}, py::arg("users") = py::none(),
+        py::arg("feature_storage") = "auto", train_doc.c_str());
 
   m.def("audit_mia", &audit_mia_like_cli, py::arg("X"), py::arg("y"), py::kw_only(),
         py::arg("model") = "logistic", py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0,
@@ -447,7 +492,7 @@ analysis of the same run), and the seeds of every training (reproducible with `s
              {"classes", data::LabelKind::classes}, {"real", data::LabelKind::real}});
         data::map_labels(ds, kind, positive);
         py::array_t<double> X({static_cast<py::ssize_t>(ds.n), static_cast<py::ssize_t>(ds.d)});
-        std::copy(ds.x.begin(), ds.x.end(), X.mutable_data());
+        std::copy(ds.x.begin(), ds.x.end(), X.mutable_data());  // read_csv: float64 storage
         py::array_t<double> y(static_cast<py::ssize_t>(ds.n));
         std::copy(ds.y.begin(), ds.y.end(), y.mutable_data());
         return py::make_tuple(X, y, ds.labels.describe());

@@ -152,3 +152,35 @@ def test_plan_of_a_target(data):
     assert kept.run.batch_size == 64 and kept.run.sampling == "cyclic"
     assert "batch_size" not in kept.plan["chosen"] and "sampling" not in kept.plan["chosen"]
     assert hsdp.train(X, y, sigma=1.0, seed=1).plan is None
+
+
+def test_feature_storage():
+    # Pixel-like integer features 0..255: uint8 and float32 hold them exactly, so the run is
+    # the float64 run up to rounding: the same report, the weights within 1e-9 (relative).
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 256, size=(300, 20)).astype(np.float64)
+    y = np.where(X[:, :10].sum(axis=1) > X[:, 10:].sum(axis=1), 1.0, -1.0)
+    runs = {
+        s: hsdp.train(X, y, sigma=0.5, batch_size=50, steps=40, clip=0.5, seed=4,
+                      feature_scale=[1 / 255], feature_storage=s)
+        for s in ("auto", "float64", "float32", "uint8")
+    }
+    assert runs["auto"].feature_storage == "float64"  # an array is float64
+    assert runs["uint8"].feature_storage == "uint8"
+    ref = runs["float64"]
+    for s in ("float32", "uint8"):
+        r = runs[s]
+        assert r.report.best.epsilon == ref.report.best.epsilon
+        assert json.loads(r.model_json())["labels"] == json.loads(ref.model_json())["labels"]
+        np.testing.assert_allclose(r.theta, ref.theta, rtol=0, atol=1e-9 * np.abs(ref.theta).max())
+        np.testing.assert_array_equal(r.predict(X), ref.predict(X))
+    with pytest.raises(ValueError, match="feature_storage"):
+        hsdp.train(X, y, sigma=1.0, steps=2, batch_size=10, feature_storage="int4")
+    with pytest.raises(ValueError, match=r"X\[0, 1\].*integer 0\.\.255"):
+        X2 = X.copy()
+        X2[0, 1] = 0.5
+        hsdp.train(X2, y, sigma=1.0, steps=2, batch_size=10, feature_storage="uint8")
+    with pytest.raises(ValueError, match=r"X\[1, 0\].*float32"):
+        X3 = X.copy()
+        X3[1, 0] = 1e39
+        hsdp.train(X3, y, sigma=1.0, steps=2, batch_size=10, feature_storage="float32")

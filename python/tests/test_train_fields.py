@@ -13,7 +13,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 from stubgen import signature_line, split_top  # noqa: E402  (how the stubs read a signature)
 
 # The keywords of hsdp.train that are not fields of the training run.
-TRAIN_REQUEST = {"X", "y", "epsilon", "delta", "no_noise", "seed", "positive", "feature_scale", "users"}
+TRAIN_REQUEST = {"X", "y", "epsilon", "delta", "no_noise", "seed", "positive", "feature_scale", "users",
+                 "feature_storage"}
 
 
 def keywords(function):

@@ -172,8 +172,9 @@ Canary make_canary(const data::Dataset& data, const train::TrainConfig& config, 
 
   // The least-used axis: smallest mean square over the records.
   std::vector<double> second(data.d, 0.0);
+  std::vector<double> x(data.d);
   for (std::size_t i = 0; i < data.n; ++i) {
-    const double* x = data.row(i);
+    data.effective_row(i, x.data());
     for (std::size_t j = 0; j < data.d; ++j) second[j] += x[j] * x[j];
   }
   c.axis = static_cast<std::size_t>(std::min_element(second.begin(), second.end()) - second.begin());
@@ -219,7 +220,9 @@ data::Dataset with_canary(const data::Dataset& data, const Canary& canary) {
   require_range(opt("canary_index"), canary.position, 1, static_cast<std::int64_t>(data.n));
   if (canary.x.size() != data.d)
     fail("canary", fmt::format("{} features", canary.x.size()), fmt::format("{} features like {}", data.d, error_field("data")));
-  data::Dataset out = data;
+  // The canary R e_axis is not a stored value times public scales: compact storage is
+  // widened to float64 here (the audit trains on float64 features).
+  data::Dataset out = data.compact() ? data::as_float64(data) : data;
   const auto i = static_cast<std::size_t>(canary.position - 1);
   std::copy(canary.x.begin(), canary.x.end(), out.row(i));
   out.y[i] = canary.y;
@@ -245,7 +248,11 @@ std::uint64_t derive_seed(std::uint64_t master, std::uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-MiaResult mia(const data::Dataset& data, train::TrainConfig config, const MiaOptions& options) {
+MiaResult mia(const data::Dataset& stored, train::TrainConfig config, const MiaOptions& options) {
+  // The audit trains on float64 features: the canary (R e_axis) is not a stored value times
+  // public scales, and both worlds must see the same arithmetic.
+  const data::Dataset widened = stored.compact() ? data::as_float64(stored) : data::Dataset{};
+  const data::Dataset& data = stored.compact() ? widened : stored;
   const std::int64_t N = require_range(opt("trials"), options.trials, 4, std::int64_t{1} << 24);
   require_open(opt("delta"), options.delta, 0.0, 1.0);
   require_open(opt("confidence"), options.confidence, 0.0, 1.0);

@@ -1,6 +1,8 @@
 // CSV reader (docs/data.md): streaming, one line at a time; every field checked.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -110,6 +112,8 @@ bool sklearn_header(const std::vector<Field>& fields, std::size_t& n, std::size_
 // to the caller, which gets the header's facts back in `part`.
 Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const CsvOptions& options,
                                CsvPart* part) {
+  if (options.storage == FeatureStorage::uint8)
+    fail(opt("feature_storage"), "uint8", "float64 or float32 for a CSV file (uint8 is for IDX images)");
   if (options.delimiter == '"' || options.delimiter == '\n' || options.delimiter == '\r' ||
       options.delimiter == '\0')
     fail("delimiter", quoted(std::string_view(&options.delimiter, 1)),
@@ -225,11 +229,22 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
         fail_at(name, lineno, f.column,
                 fmt::format("feature {}: {} is {} (features must be finite float64 numbers)",
                             j, quoted(f.text), f.quoted ? "quoted text" : why));
-      data.x.push_back(v);
+      if (options.storage == FeatureStorage::float32) {
+        const auto f32 = static_cast<float>(v);
+        if (!std::isfinite(f32))
+          fail_at(name, lineno, f.column,
+                  fmt::format("feature {}: {} is outside the float32 range (feature storage "
+                              "float32 holds |values| up to about 3.4e38)",
+                              j, quoted(f.text)));
+        data.x32.push_back(f32);
+      } else {
+        data.x.push_back(v);
+      }
     }
     data.origin.push_back(lineno);
     ++data.n;
   }
+  data.storage = options.storage;
   if (part) {
     part->declared = declared;
     part->declared_n = declared_n;

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "io.hpp"
 #include "parts.hpp"
@@ -66,7 +67,7 @@ struct Idx {
   // Reads `count` elements as float64. `count` has been checked against max_values, but the
   // raw bytes are read in chunks so a header that promises more than the file holds fails
   // with "truncated" before any large allocation.
-  std::vector<double> read_values(std::uint64_t count) {
+  std::vector<std::uint8_t> read_raw(std::uint64_t count) {
     std::vector<std::uint8_t> raw;
     const std::uint64_t total = count * element_size;
     const std::uint64_t start = offset;
@@ -83,6 +84,12 @@ struct Idx {
                                  count, total, old + got));
     }
     offset += total;
+    return raw;
+  }
+
+  std::vector<double> read_values(std::uint64_t count) {
+    const std::uint64_t start = offset;
+    const std::vector<std::uint8_t> raw = read_raw(count);
     std::vector<double> out(static_cast<std::size_t>(count));
     const std::uint8_t* p = raw.data();
     for (std::size_t i = 0; i < out.size(); ++i, p += element_size) {
@@ -103,10 +110,12 @@ struct Idx {
     return out;
   }
 
-  // Elements [from, to) of the `count` the header declares, as float64: the elements before
-  // and after are passed over (a seek in a plain file), their bytes still counted, so a file
+  // Elements [from, to) of the `count` the header declares, handed to `sink(raw, k, i)` in
+  // chunks (k elements of raw bytes, the first being element i): the elements before and
+  // after are passed over (a seek in a plain file), their bytes still counted, so a file
   // shorter or longer than its header says fails as when every element is read.
-  std::vector<double> read_range(std::uint64_t count, std::uint64_t from, std::uint64_t to) {
+  template <typename Sink>
+  void visit_range(std::uint64_t count, std::uint64_t from, std::uint64_t to, Sink sink) {
     const std::uint64_t total = count * element_size;
     const std::uint64_t start = offset;
     auto truncated = [&](std::uint64_t got) {
@@ -117,29 +126,82 @@ struct Idx {
     };
     const std::uint64_t before = from * element_size;
     if (const std::uint64_t got = source->skip(before); got < before) truncated(got);
-    std::vector<double> out(static_cast<std::size_t>(to - from));
     std::vector<std::uint8_t> raw;
     constexpr std::size_t chunk = std::size_t{1} << 20;
-    std::size_t done = 0;  // elements converted
-    while (done < out.size()) {
-      const std::size_t want = std::min<std::size_t>(chunk / element_size, out.size() - done);
+    const auto wanted = static_cast<std::size_t>(to - from);
+    std::size_t done = 0;  // elements handed over
+    while (done < wanted) {
+      const std::size_t want = std::min<std::size_t>(chunk / element_size, wanted - done);
       raw.resize(want * element_size);
       const std::size_t got = source->read(raw.data(), raw.size());
       if (got < raw.size()) truncated(before + done * element_size + got);
-      for (std::size_t k = 0; k < want; ++k) {
-        const std::uint64_t i = from + done + k;
-        const double v = element(raw.data() + k * element_size);
-        if (!std::isfinite(v))
-          fail_at_byte(name, start + i * element_size, fmt::format("value {} is not finite", i));
-        out[done + k] = v;
-      }
+      sink(raw.data(), want, from + done);
       done += want;
     }
     const std::uint64_t after = (count - to) * element_size;
     if (const std::uint64_t got = source->skip(after); got < after)
       truncated(to * element_size + got);
     offset += total;
+  }
+
+  // Elements [from, to) as float64 (each checked finite).
+  std::vector<double> read_range(std::uint64_t count, std::uint64_t from, std::uint64_t to) {
+    const std::uint64_t start = offset;
+    std::vector<double> out;
+    out.reserve(static_cast<std::size_t>(to - from));
+    visit_range(count, from, to, [&](const std::uint8_t* raw, std::size_t k, std::uint64_t first) {
+      for (std::size_t j = 0; j < k; ++j) {
+        const double v = element(raw + j * element_size);
+        if (!std::isfinite(v))
+          fail_at_byte(name, start + (first + j) * element_size,
+                       fmt::format("value {} is not finite", first + j));
+        out.push_back(v);
+      }
+    });
     return out;
+  }
+
+  // Elements [from, to) of `count` into data's features in `storage` (auto: unsigned bytes
+  // stay uint8, any other element type is float64), never through a float64 copy for uint8
+  // or float32.
+  void store(Dataset& data, std::uint64_t count, std::uint64_t from, std::uint64_t to,
+             std::optional<FeatureStorage> storage) {
+    data.storage = storage ? *storage : type == 0x08 ? FeatureStorage::uint8 : FeatureStorage::float64;
+    const std::uint64_t start = offset;
+    const auto size = static_cast<std::size_t>(to - from);
+    switch (data.storage) {
+      case FeatureStorage::uint8:
+        if (type != 0x08)
+          fail(opt("feature_storage"), "uint8",
+               fmt::format("float64 or float32 for {}: its IDX elements are not unsigned bytes "
+                           "(type 0x{:02x})",
+                           name, type));
+        data.x8.reserve(size);
+        visit_range(count, from, to, [&](const std::uint8_t* raw, std::size_t k, std::uint64_t) {
+          data.x8.insert(data.x8.end(), raw, raw + k);
+        });
+        return;
+      case FeatureStorage::float32:
+        data.x32.reserve(size);
+        visit_range(count, from, to, [&](const std::uint8_t* raw, std::size_t k, std::uint64_t first) {
+          for (std::size_t j = 0; j < k; ++j) {
+            const double v = element(raw + j * element_size);
+            const auto f = static_cast<float>(v);
+            if (!std::isfinite(f))
+              fail_at_byte(name, start + (first + j) * element_size,
+                           std::isfinite(v)
+                               ? fmt::format("value {} ({}) is outside the float32 range (feature "
+                                             "storage float32)",
+                                             first + j, v)
+                               : fmt::format("value {} is not finite", first + j));
+            data.x32.push_back(f);
+          }
+        });
+        return;
+      case FeatureStorage::float64:
+        data.x = read_range(count, from, to);
+        return;
+    }
   }
 
   double element(const std::uint8_t* p) const {
@@ -207,7 +269,7 @@ std::uint64_t part_records(std::uint64_t n, int rank, int size) {
 
 Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
              const std::string& images_name, const std::string& labels_name,
-             std::size_t max_values) {
+             std::size_t max_values, std::optional<FeatureStorage> storage) {
   if (max_values == 0) fail("max_values", "0", "at least 1");
   Idx images;
   images.name = images_name;
@@ -222,7 +284,7 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
   data.source = images_name;
   data.n = static_cast<std::size_t>(n);
   data.d = static_cast<std::size_t>(d);
-  data.x = images.read_values(n * d);
+  images.store(data, n * d, 0, n * d, storage);
   images.expect_end();
   const std::vector<double> y = labels.read_values(n);
   labels.expect_end();
@@ -240,7 +302,8 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
 }  // namespace
 
 Dataset detail::read_idx_records(const std::string& images_path, const std::string& labels_path,
-                                 std::size_t max_values, int rank, int size) {
+                                 std::size_t max_values, int rank, int size,
+                                 std::optional<FeatureStorage> storage) {
   if (max_values == 0) fail("max_values", "0", "at least 1");
   auto images_src = detail::open_bytes(images_path);
   auto labels_src = detail::open_bytes(labels_path);
@@ -258,7 +321,7 @@ Dataset detail::read_idx_records(const std::string& images_path, const std::stri
   data.source = images_path;
   data.n = static_cast<std::size_t>(last - first);
   data.d = static_cast<std::size_t>(d);
-  data.x = images.read_range(n * d, first * d, last * d);
+  images.store(data, n * d, first * d, last * d, storage);
   images.expect_end();
   const std::vector<double> y = labels.read_range(n, first, last);
   labels.expect_end();
@@ -272,18 +335,18 @@ Dataset detail::read_idx_records(const std::string& images_path, const std::stri
 }
 
 Dataset read_idx(const std::string& images_path, const std::string& labels_path,
-                 std::size_t max_values) {
+                 std::size_t max_values, std::optional<FeatureStorage> storage) {
   auto images = detail::open_bytes(images_path);
   auto labels = detail::open_bytes(labels_path);
-  return read(*images, *labels, images_path, labels_path, max_values);
+  return read(*images, *labels, images_path, labels_path, max_values, storage);
 }
 
 Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
                  const std::string& images_name, const std::string& labels_name,
-                 std::size_t max_values) {
+                 std::size_t max_values, std::optional<FeatureStorage> storage) {
   auto i = detail::memory_bytes(images, images_name);
   auto l = detail::memory_bytes(labels, labels_name);
-  return read(*i, *l, images_name, labels_name, max_values);
+  return read(*i, *l, images_name, labels_name, max_values, storage);
 }
 
 }  // namespace hsdp::data

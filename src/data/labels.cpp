@@ -251,12 +251,10 @@ Dataset select_classes(const Dataset& part, const std::vector<std::string>& raw_
       if (found && labels.of_record[k] == *found) keep[k] = true;
   }
   const auto entry = entries_of(part, u, labels.numeric);
-  Dataset out;
-  out.d = part.d;
-  out.source = part.source;
+  Dataset out = Dataset::empty_like(part);
   for (std::size_t i = 0; i < part.n; ++i) {
     if (!keep[entry[i]]) continue;
-    out.x.insert(out.x.end(), part.row(i), part.row(i) + part.d);
+    out.append_features_of(part, i);
     out.raw_labels.push_back(part.raw_labels[i]);
     if (i < part.origin.size()) out.origin.push_back(part.origin[i]);
     ++out.n;
@@ -278,12 +276,10 @@ Dataset select_classes(const Dataset& data, const std::vector<std::string>& raw_
       fail("raw_labels", detail::quoted(label), "listed once (it is repeated)");
     keep[*found] = true;
   }
-  Dataset out;
-  out.d = data.d;
-  out.source = data.source;
+  Dataset out = Dataset::empty_like(data);
   for (std::size_t i = 0; i < data.n; ++i) {
     if (!keep[labels.of_record[i]]) continue;
-    out.x.insert(out.x.end(), data.row(i), data.row(i) + data.d);
+    out.append_features_of(data, i);
     out.raw_labels.push_back(data.raw_labels[i]);
     if (i < data.origin.size()) out.origin.push_back(data.origin[i]);
     if (i < data.users.size()) out.users.push_back(data.users[i]);

@@ -1,6 +1,8 @@
 // LIBSVM / svmlight reader (docs/data.md): streaming, sparse while reading, dense at the end.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <charconv>
 #include <cstdint>
 
@@ -20,7 +22,9 @@ bool blank(char c) { return c == ' ' || c == '\t'; }
 }  // namespace
 
 Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std::size_t dimension,
-                                 std::size_t first_line, SparseRows& rows) {
+                                 std::size_t first_line, SparseRows& rows, FeatureStorage storage) {
+  if (storage == FeatureStorage::uint8)
+    fail(opt("feature_storage"), "uint8", "float64 or float32 for a LIBSVM file (uint8 is for IDX images)");
   Dataset data;
   data.source = name;
   // Sparse while reading: with dimension = 0, d is known only at the end.
@@ -95,6 +99,11 @@ Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std
                 fmt::format("value {} of feature {} is {} (features must be finite float64 "
                             "numbers)",
                             quoted(val_text), idx, why));
+      if (storage == FeatureStorage::float32 && !std::isfinite(static_cast<float>(v)))
+        fail_at(name, lineno, column + colon + 1,
+                fmt::format("value {} of feature {} is outside the float32 range (feature "
+                            "storage float32 holds |values| up to about 3.4e38)",
+                            quoted(val_text), idx));
       previous = idx;
       index.push_back(idx);
       value.push_back(v);
@@ -111,8 +120,16 @@ Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std
   return data;
 }
 
-void detail::densify(Dataset& data, const SparseRows& rows, std::size_t d) {
+void detail::densify(Dataset& data, const SparseRows& rows, std::size_t d, FeatureStorage storage) {
   data.d = d;
+  data.storage = storage;
+  if (storage == FeatureStorage::float32) {
+    data.x32.assign(data.n * data.d, 0.0f);
+    for (std::size_t r = 0; r < data.n; ++r)
+      for (std::size_t k = rows.row_start[r]; k < rows.row_start[r + 1]; ++k)
+        data.x32[r * data.d + (rows.index[k] - 1)] = static_cast<float>(rows.value[k]);
+    return;
+  }
   data.x.assign(data.n * data.d, 0.0);
   for (std::size_t r = 0; r < data.n; ++r)
     for (std::size_t k = rows.row_start[r]; k < rows.row_start[r + 1]; ++k)
@@ -122,10 +139,10 @@ void detail::densify(Dataset& data, const SparseRows& rows, std::size_t d) {
 namespace {
 
 Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dimension,
-             std::size_t max_values) {
+             std::size_t max_values, FeatureStorage storage) {
   if (max_values == 0) fail("max_values", "0", "at least 1");
   detail::SparseRows rows;
-  Dataset data = detail::read_libsvm_rows(lines, name, dimension, 1, rows);
+  Dataset data = detail::read_libsvm_rows(lines, name, dimension, 1, rows, storage);
   const std::size_t lineno = rows.lines;
   const std::uint64_t max_index = rows.max_index;
   const std::uint64_t max_index_line = rows.max_index_line;
@@ -140,21 +157,22 @@ Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dim
         name, data.n, d,
         dimension != 0 ? "" : fmt::format(" (largest index, line {})", max_index_line),
         max_values));
-  detail::densify(data, rows, static_cast<std::size_t>(d));
+  detail::densify(data, rows, static_cast<std::size_t>(d), storage);
   return data;
 }
 
 }  // namespace
 
 Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension,
-                    std::size_t max_values) {
+                    std::size_t max_values, FeatureStorage storage) {
   auto lines = detail::istream_lines(in, name);
-  return read(*lines, name, dimension, max_values);
+  return read(*lines, name, dimension, max_values, storage);
 }
 
-Dataset read_libsvm(const std::string& path, std::size_t dimension, std::size_t max_values) {
+Dataset read_libsvm(const std::string& path, std::size_t dimension, std::size_t max_values,
+                    FeatureStorage storage) {
   auto lines = detail::open_lines(path);
-  return read(*lines, path, dimension, max_values);
+  return read(*lines, path, dimension, max_values, storage);
 }
 
 }  // namespace hsdp::data

@@ -38,13 +38,16 @@ struct SparseRows {
 };
 /// Reads LIBSVM lines numbered from first_line; the Dataset has n, labels, origin (no x, d).
 Dataset read_libsvm_rows(LineSource& lines, const std::string& name, std::size_t dimension,
-                         std::size_t first_line, SparseRows& rows);
-/// Stores the rows densely with d features.
-void densify(Dataset& data, const SparseRows& rows, std::size_t d);
+                         std::size_t first_line, SparseRows& rows,
+                         FeatureStorage storage = FeatureStorage::float64);
+/// Stores the rows densely with d features, as float64 or float32 (`storage`).
+void densify(Dataset& data, const SparseRows& rows, std::size_t d,
+             FeatureStorage storage = FeatureStorage::float64);
 
 /// IDX records [first, last) of the files (every record's bytes are checked for truncation
 /// and trailing data as when reading all); origin holds the item indices.
 Dataset read_idx_records(const std::string& images_path, const std::string& labels_path,
-                         std::size_t max_values, int rank, int size);
+                         std::size_t max_values, int rank, int size,
+                         std::optional<FeatureStorage> storage = std::nullopt);
 
 }  // namespace hsdp::data::detail

@@ -14,8 +14,8 @@ namespace hsdp::data {
 namespace {
 
 void require_shape(const Dataset& data) {
-  if (data.x.size() != data.n * data.d)
-    fail("x.size()", std::to_string(data.x.size()),
+  if (data.stored_values() != data.n * data.d)
+    fail("x.size()", std::to_string(data.stored_values()),
          fmt::format("n * d = {} * {} = {}", data.n, data.d, data.n * data.d));
 }
 
@@ -61,18 +61,15 @@ struct SplitMix64 {
 };
 
 Dataset subset(const Dataset& data, const std::vector<std::size_t>& rows) {
-  Dataset out;
+  Dataset out = Dataset::empty_like(data);
   out.n = rows.size();
-  out.d = data.d;
   out.labels = data.labels;
-  out.source = data.source;
-  out.x.reserve(out.n * out.d);
   const bool mapped = data.y.size() == data.n;
   const bool raw = data.raw_labels.size() == data.n;
   const bool origin = data.origin.size() == data.n;
   const bool users = data.users.size() == data.n;
   for (const std::size_t i : rows) {
-    out.x.insert(out.x.end(), data.row(i), data.row(i) + data.d);
+    out.append_features_of(data, i);
     if (mapped) out.y.push_back(data.y[i]);
     if (raw) out.raw_labels.push_back(data.raw_labels[i]);
     if (origin) out.origin.push_back(data.origin[i]);
@@ -86,7 +83,25 @@ Dataset subset(const Dataset& data, const std::vector<std::size_t>& rows) {
 Preprocessing scale_rows_to_norm(Dataset& data, double R) {
   require_positive("R", R);
   require_shape(data);
-  for (std::size_t i = 0; i < data.n; ++i) {
+  if (data.compact()) {
+    // Only r_i changes: x_il = r_i * (c_l * u_il) stays in the stored precision.
+    if (data.row_scale.empty()) data.row_scale.assign(data.n, 1.0);
+    std::vector<double> row(data.d);
+    for (std::size_t i = 0; i < data.n; ++i) {
+      data.effective_row(i, row.data());
+      const double norm = norm2(row.data(), data.d);
+      if (norm > R) {
+        double& r = data.row_scale[i];
+        r *= R / norm;
+        data.effective_row(i, row.data());
+        while (norm2(row.data(), data.d) > R) {
+          r = std::nextafter(r, 0.0);
+          data.effective_row(i, row.data());
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < data.n && !data.compact(); ++i) {
     double* row = data.row(i);
     const double norm = norm2(row, data.d);
     if (norm > R) {
@@ -111,7 +126,12 @@ Preprocessing scale_features(Dataset& data, const std::vector<double>& public_sc
          fmt::format("the number of features d = {}", data.d));
   for (std::size_t j = 0; j < public_scale.size(); ++j)
     require_finite(fmt::format("public_scale[{}]", j), public_scale[j]);
-  for (std::size_t i = 0; i < data.n; ++i) {
+  if (data.compact()) {
+    // c_l <- c_l * public_scale[l]: the stored values stay as read.
+    if (data.feature_scale.empty()) data.feature_scale.assign(data.d, 1.0);
+    for (std::size_t j = 0; j < data.d; ++j) data.feature_scale[j] *= public_scale[j];
+  }
+  for (std::size_t i = 0; i < data.n && !data.compact(); ++i) {
     double* row = data.row(i);
     for (std::size_t j = 0; j < data.d; ++j) row[j] *= public_scale[j];
   }
@@ -133,6 +153,10 @@ Preprocessing scale_features(Dataset& data, const std::vector<double>& public_sc
 
 Preprocessing standardize_from_data(Dataset& data) {
   require_shape(data);
+  if (data.compact())
+    fail("feature_storage", std::string(to_string(data.storage)),
+         "float64 to standardise with the data's own statistics (centring is not a scale, so "
+         "compact storage cannot hold the result)");
   if (data.n == 0) fail("n", "0", "at least 1 record");
   std::vector<double> mean(data.d, 0.0);
   std::vector<double> sd(data.d, 0.0);

@@ -5,18 +5,33 @@
 
 namespace hsdp::data {
 
+std::optional<FeatureStorage> parse_feature_storage(std::string_view text, const Param& parameter) {
+  if (text == "auto") return std::nullopt;
+  for (auto s : {FeatureStorage::float64, FeatureStorage::float32, FeatureStorage::uint8})
+    if (text == to_string(s)) return s;
+  fail(parameter, text, "one of auto, float64, float32, uint8");
+}
+
 Dataset read(const DataSource& source) {
+  const bool text = source.format == "csv" || source.format == "libsvm";
+  if (text && source.storage == FeatureStorage::uint8)
+    fail(opt("feature_storage"), "uint8",
+         fmt::format("one of auto, float64, float32 for {} (uint8 is for IDX images)",
+                     error_field("format", source.format)));
+  const FeatureStorage text_storage = source.storage.value_or(FeatureStorage::float64);
   if (source.format == "csv") {
     CsvOptions options;
     options.label_column = source.label_column;
+    options.storage = text_storage;
     return read_csv(source.path, options);
   }
-  if (source.format == "libsvm") return read_libsvm(source.path, source.dimension);
+  if (source.format == "libsvm")
+    return read_libsvm(source.path, source.dimension, default_max_values, text_storage);
   if (source.format == "idx") {
     if (!source.labels_path)
       fail(opt(source.labels_field), "(missing)",
            fmt::format("the IDX labels file for {}", error_field("format", "idx")));
-    return read_idx(source.path, *source.labels_path);
+    return read_idx(source.path, *source.labels_path, default_max_values, source.storage);
   }
   fail(opt("format"), source.format, "one of csv, libsvm, idx");
 }

@@ -160,12 +160,18 @@ Part read_part(const DataSource& source, const Collectives& world) {
       fail(opt(source.labels_field), "(missing)",
            fmt::format("the IDX labels file for {}", error_field("format", "idx")));
     part.data = detail::read_idx_records(source.path, *source.labels_path, default_max_values,
-                                         world.rank, world.size);
+                                         world.rank, world.size, source.storage);
     part.offsets = gather_offsets(part.data.n, world);
     return part;
   }
   if (source.format != "csv" && source.format != "libsvm")
     fail(opt("format"), source.format, "one of csv, libsvm, idx");
+  // As data::read: text formats hold float64 or float32.
+  if (source.storage == FeatureStorage::uint8)
+    fail(opt("feature_storage"), "uint8",
+         fmt::format("one of auto, float64, float32 for {} (uint8 is for IDX images)",
+                     error_field("format", source.format)));
+  const FeatureStorage text_storage = source.storage.value_or(FeatureStorage::float64);
 
   // The own lines, and their numbers: the lines of the ranges before this one.
   const LineRange range = locate_lines(source.path, world.rank, world.size);
@@ -179,6 +185,7 @@ Part read_part(const DataSource& source, const Collectives& world) {
   if (source.format == "csv") {
     CsvOptions options;
     options.label_column = source.label_column;
+    options.storage = text_storage;
     detail::CsvPart info;
     info.first_line = static_cast<std::size_t>(before) + 1;
     info.owns_line_one = range.begin == 0 && range.end > 0;
@@ -205,7 +212,8 @@ Part read_part(const DataSource& source, const Collectives& world) {
 
   // LIBSVM: d is the largest index of all parts unless stated.
   detail::SparseRows rows;
-  part.data = detail::read_libsvm_rows(*own, name, source.dimension, static_cast<std::size_t>(before) + 1, rows);
+  part.data = detail::read_libsvm_rows(*own, name, source.dimension, static_cast<std::size_t>(before) + 1, rows,
+                                       text_storage);
   part.offsets = gather_offsets(part.data.n, world);
   const std::vector<std::uint64_t> largest = world.allgather(rows.max_index);
   const std::uint64_t max_index = *std::max_element(largest.begin(), largest.end());
@@ -219,7 +227,7 @@ Part read_part(const DataSource& source, const Collectives& world) {
         "{}: {} records x {} features = more than max_values = {} values stored densely by "
         "process {}",
         name, part.data.n, d, default_max_values, world.rank));
-  detail::densify(part.data, rows, static_cast<std::size_t>(d));
+  detail::densify(part.data, rows, static_cast<std::size_t>(d), text_storage);
   return part;
 }
 
@@ -264,18 +272,34 @@ std::pair<Part, Part> train_test_split(Part part, double test_fraction, std::uin
   const std::size_t first = part.first();
   const std::size_t d = data.d;
   Dataset& to = test.data;
-  to.d = d;
-  to.source = data.source;
+  to = Dataset::empty_like(data);
   to.labels = data.labels;
   const std::size_t held = test.offsets[static_cast<std::size_t>(part.rank) + 1] - test.offsets[static_cast<std::size_t>(part.rank)];
-  to.x.reserve(held * d);
+  to.x.reserve(data.storage == FeatureStorage::float64 ? held * d : 0);
+  to.x32.reserve(data.storage == FeatureStorage::float32 ? held * d : 0);
+  to.x8.reserve(data.storage == FeatureStorage::uint8 ? held * d : 0);
+  // Record i's stored values (and r_i) moved to record k <= i, in the data's own storage.
+  auto move_features = [&](std::size_t i, std::size_t k) {
+    switch (data.storage) {
+      case FeatureStorage::float64:
+        std::copy_n(data.x.begin() + static_cast<std::ptrdiff_t>(i * d), d, data.x.begin() + static_cast<std::ptrdiff_t>(k * d));
+        break;
+      case FeatureStorage::float32:
+        std::copy_n(data.x32.begin() + static_cast<std::ptrdiff_t>(i * d), d, data.x32.begin() + static_cast<std::ptrdiff_t>(k * d));
+        break;
+      case FeatureStorage::uint8:
+        std::copy_n(data.x8.begin() + static_cast<std::ptrdiff_t>(i * d), d, data.x8.begin() + static_cast<std::ptrdiff_t>(k * d));
+        break;
+    }
+    if (!data.row_scale.empty()) data.row_scale[k] = data.row_scale[i];
+  };
   const bool mapped = data.y.size() == data.n;
   const bool raw = data.raw_labels.size() == data.n;
   const bool origin = data.origin.size() == data.n;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < data.n; ++i) {
     if (is_test[first + i]) {
-      to.x.insert(to.x.end(), data.row(i), data.row(i) + d);
+      to.append_features_of(data, i);
       if (mapped) to.y.push_back(data.y[i]);
       if (raw) to.raw_labels.push_back(std::move(data.raw_labels[i]));
       if (origin) to.origin.push_back(data.origin[i]);
@@ -283,7 +307,7 @@ std::pair<Part, Part> train_test_split(Part part, double test_fraction, std::uin
       continue;
     }
     if (kept != i) {
-      std::copy(data.row(i), data.row(i) + d, data.row(kept));
+      move_features(i, kept);
       if (mapped) data.y[kept] = data.y[i];
       if (raw) data.raw_labels[kept] = std::move(data.raw_labels[i]);
       if (origin) data.origin[kept] = data.origin[i];
@@ -291,7 +315,12 @@ std::pair<Part, Part> train_test_split(Part part, double test_fraction, std::uin
     ++kept;
   }
   data.n = kept;
-  data.x.resize(kept * d);
+  switch (data.storage) {
+    case FeatureStorage::float64: data.x.resize(kept * d); break;
+    case FeatureStorage::float32: data.x32.resize(kept * d); break;
+    case FeatureStorage::uint8: data.x8.resize(kept * d); break;
+  }
+  if (!data.row_scale.empty()) data.row_scale.resize(kept);
   if (mapped) data.y.resize(kept);
   if (raw) data.raw_labels.resize(kept);
   if (origin) data.origin.resize(kept);

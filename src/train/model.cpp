@@ -248,9 +248,19 @@ Evaluation evaluate(const LinearModel& model, const data::Dataset& data) {
   double loss = 0;
   std::size_t correct = 0;
   const bool classify = model.loss.kind != LossKind::squared;
+  const bool compact = data.compact();
 #pragma omp parallel for reduction(+ : loss, correct) schedule(static)
   for (std::size_t i = 0; i < data.n; ++i) {
-    const double* x = data.row(i);
+    // Compact storage: the effective row, widened into a per-thread buffer.
+    thread_local std::vector<double> buffer;
+    const double* x;
+    if (compact) {
+      buffer.resize(data.d);
+      data.effective_row(i, buffer.data());
+      x = buffer.data();
+    } else {
+      x = data.row(i);
+    }
     loss += model.loss_at(x, data.y[i]);
     if (classify) {
       const double truth = model.loss.kind == LossKind::softmax ? data.y[i] : binary_label(data.y[i]);
@@ -267,14 +277,15 @@ void check_data(const data::Dataset& data, const LossSpec& loss, double record_n
   if (data.y.size() != data.n)
     fail("labels", fmt::format("{} labels for {} records", data.y.size(), data.n),
          "one mapped label per record (map the labels first)");
-  if (data.x.size() != data.n * data.d)
-    fail("features", fmt::format("{} values", data.x.size()), fmt::format("n * d = {}", data.n * data.d));
+  if (data.stored_values() != data.n * data.d)
+    fail("features", fmt::format("{} values", data.stored_values()), fmt::format("n * d = {}", data.n * data.d));
   auto where = [&](std::size_t i) {
     if (i < data.origin.size()) return fmt::format("record {} ({}:{})", i + 1, data.source, data.origin[i]);
     return fmt::format("record {}", i + 1);
   };
   // A relative slack for rows scaled to exactly R (floating-point rounding of the scaling).
   const double limit2 = record_norm * record_norm * (1 + 1e-12);
+  std::vector<double> buffer(data.compact() ? data.d : 0);
   for (std::size_t i = 0; i < data.n; ++i) {
     const double y = data.y[i];
     switch (loss.kind) {
@@ -294,11 +305,29 @@ void check_data(const data::Dataset& data, const LossSpec& loss, double record_n
                fmt::format("a class id 0..{}", loss.classes - 1));
         break;
     }
-    const double n2 = norm2(data.row(i), data.d);
+    const double* x = data.compact() ? buffer.data() : data.row(i);
+    if (data.compact()) data.effective_row(i, buffer.data());
+    const double n2 = norm2(x, data.d);
     if (!(n2 <= limit2))
       fail(fmt::format("||x|| of {}", where(i)), std::sqrt(n2),
            fmt::format("<= the record norm bound R = {} (scale rows to norm R first)", show(record_norm)));
   }
+}
+
+double loss_derivative(const LossSpec& loss, double s, double y) {
+  switch (loss.kind) {
+    case LossKind::logistic: {
+      const double yy = binary_label(y);
+      return yy * logistic_slope(yy * s);
+    }
+    case LossKind::huber: {
+      const double yy = binary_label(y);
+      return yy * huber_slope(yy * s, loss.huber_smoothing);
+    }
+    case LossKind::squared: return s - y;
+    case LossKind::softmax: return 0.0;
+  }
+  return 0.0;
 }
 
 double add_example_gradient(const LinearModel& model, const double* x, double y, double clip,

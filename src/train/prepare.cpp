@@ -40,8 +40,9 @@ Preparation prepare(data::Dataset& data, const TrainConfig& config,
   // the thousands, against others below 1) the model effectively sees two features.
   if (data.d >= 8 && (data.n > 0 || world)) {
     double share_sum = 0.0;
+    std::vector<double> x(data.d);
     for (std::size_t i = 0; i < data.n; ++i) {
-      const double* x = data.row(i);
+      data.effective_row(i, x.data());
       double total = 0.0, a = 0.0, b = 0.0;  // a >= b: the two largest squares
       for (std::size_t j = 0; j < data.d; ++j) {
         const double v = x[j] * x[j];

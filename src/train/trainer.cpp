@@ -344,9 +344,7 @@ std::uint64_t splitmix64(std::uint64_t x) {
 // stored contiguously; local[u] lists user u's rows in it (empty for the other users).
 data::Dataset client_records(const data::Dataset& data, const std::vector<std::vector<std::int64_t>>& groups,
                              int rank, int size, std::vector<std::vector<std::int64_t>>& local) {
-  data::Dataset mine;
-  mine.d = data.d;
-  mine.source = data.source;
+  data::Dataset mine = data::Dataset::empty_like(data);
   mine.labels = data.labels;
   local.assign(groups.size(), {});
   const bool origin = data.origin.size() == data.n;
@@ -354,7 +352,7 @@ data::Dataset client_records(const data::Dataset& data, const std::vector<std::v
     if (1 + static_cast<int>(u % static_cast<std::size_t>(size - 1)) != rank) continue;
     for (const auto i : groups[u]) {
       const auto row = static_cast<std::size_t>(i);
-      mine.x.insert(mine.x.end(), data.row(row), data.row(row) + data.d);
+      mine.append_features_of(data, row);
       mine.y.push_back(data.y[row]);
       if (origin) mine.origin.push_back(data.origin[row]);
       local[u].push_back(static_cast<std::int64_t>(mine.n++));

@@ -180,6 +180,30 @@ TEST(MpiTrain, IdxPlainAndGzipInPartsEqualOne) {
   }
 }
 
+TEST(MpiTrain, Float32AndUint8StorageInPartsEqualOne) {
+  // Each part is read straight into its stored precision (docs/data.md, "Feature storage"):
+  // float32 for the text formats, uint8 (the IDX default) and float32 for IDX; the split in
+  // place moves the stored values and the --classes selection copies them.
+  expect_same_as_one_process("train --data " + kHeart +
+                                 " --format libsvm --feature-storage float32 --model logistic"
+                                 " --algorithm noisy-gd --steps 20 --sigma 0.5 --seed 3 --json",
+                             3);
+  if (std::filesystem::exists(kBreastCancer))
+    expect_same_as_one_process("train --data " + kBreastCancer +
+                                   " --feature-storage float32 --model logistic --algorithm noisy-gd"
+                                   " --steps 20 --sigma 1 --feature-scale 0.01 --seed 5 --json",
+                               4);
+  const auto [images, labels] = write_idx(true);
+  for (const char* storage : {"uint8", "float32"})
+    expect_same_as_one_process("train --data " + images + " --labels " + labels +
+                                   " --format idx --feature-storage " + storage +
+                                   " --classes 2 0 --model logistic --algorithm noisy-gd --steps 15"
+                                   " --sigma 1 --feature-scale 0.00392156862745098 --seed 9 --json",
+                               3);
+  std::filesystem::remove(images);
+  std::filesystem::remove(labels);
+}
+
 TEST(MpiTrain, ClassesOnLibsvmInPartsEqualOne) {
   // --classes on heart_scale's two labels written "+1" / "-1": selected by value.
   expect_same_as_one_process("train --data " + kHeart +

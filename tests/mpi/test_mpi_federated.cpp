@@ -124,6 +124,21 @@ TEST(MpiFederated, UsersFourProcessesRandomStopClippingEqualOneProcess) {
       federated("--batch-size 8 --release random-stop --clip 0.5 --users " + users_file()), 4);
 }
 
+// Compact feature storage (docs/data.md "Feature storage"): the clients hold their users'
+// records in float32 as read, and the job is the one-process float32 run; the report is the
+// float64 run's (it depends on public quantities only).
+TEST(MpiFederated, Float32StorageEqualsOneProcess) {
+  const std::string args = federated("--batch-size 10 --feature-storage float32 --users " + users_file());
+  expect_like_one_process(args, 3);
+  const Result f32 = run(0, args + " --sigma 1");
+  const Result f64 = run(0, federated("--batch-size 10 --users " + users_file()) + " --sigma 1");
+  ASSERT_EQ(f32.status, 0) << f32.err;
+  ASSERT_EQ(f64.status, 0) << f64.err;
+  const json a = json::parse(f32.out), b = json::parse(f64.out);
+  EXPECT_EQ(a["configuration"]["feature_storage"], "float32");
+  EXPECT_EQ(a["report"].dump(), b["report"].dump());
+}
+
 TEST(MpiFederated, RecordUsersEqualOneProcess) {
   expect_like_one_process(federated("--batch-size 20"), 3);  // every record its own user
 }

@@ -18,10 +18,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "hsdp/data/dataset.hpp"
+#include "hsdp/errors.hpp"
 
 namespace hsdp::data {
 
@@ -44,6 +46,9 @@ struct CsvOptions {
   char delimiter = ',';
   /// Lines skipped before anything else (e.g. a preamble); they are not parsed.
   std::size_t skip_lines = 0;
+  /// float64 (default) or float32 (a value float32 cannot hold finitely is an error naming
+  /// file:line:column); uint8 is an error naming feature_storage.
+  FeatureStorage storage = FeatureStorage::float64;
 };
 
 Dataset read_csv(const std::string& path, const CsvOptions& options = {});
@@ -58,23 +63,35 @@ inline constexpr std::size_t default_max_values = std::size_t{1} << 28;
 /// dimension = 0: d is the largest index seen; otherwise d = dimension and a larger index is
 /// an error. Stored densely; n * d > max_values is an error (a sparse file can name a huge
 /// index in a few bytes).
+/// storage: float64 or float32 (as CsvOptions::storage).
 Dataset read_libsvm(const std::string& path, std::size_t dimension = 0,
-                    std::size_t max_values = default_max_values);
+                    std::size_t max_values = default_max_values,
+                    FeatureStorage storage = FeatureStorage::float64);
 Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension = 0,
-                    std::size_t max_values = default_max_values);
+                    std::size_t max_values = default_max_values,
+                    FeatureStorage storage = FeatureStorage::float64);
 
 /// IDX (the MNIST / Fashion-MNIST format), plain or gzipped: an images file of shape
 /// n x d1 x ... (any IDX element type) and a labels file of shape n. Pixels are returned
-/// as float64 *unscaled* (0..255 for the uint8 MNIST files); scale them yourself, e.g. with
+/// *unscaled* (0..255 for the uint8 MNIST files); scale them yourself, e.g. with
 /// scale_features() and the public constant 1/255. Raw labels are the integer text ("0".."9").
+/// storage: nullopt (auto) keeps unsigned-byte images (type 0x08, as MNIST) as uint8 and
+/// reads every other element type as float64; uint8 for another element type is an error
+/// naming feature_storage; float32 rounds (a value outside the float32 range is an error).
 /// A header declaring more than max_values values is an error before anything is stored.
 Dataset read_idx(const std::string& images_path, const std::string& labels_path,
-                 std::size_t max_values = default_max_values);
+                 std::size_t max_values = default_max_values,
+                 std::optional<FeatureStorage> storage = std::nullopt);
 /// The same from bytes in memory (plain or gzipped), for tests and fuzzers.
 Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
                  const std::string& images_name = "images",
                  const std::string& labels_name = "labels",
-                 std::size_t max_values = default_max_values);
+                 std::size_t max_values = default_max_values,
+                 std::optional<FeatureStorage> storage = std::nullopt);
+
+/// "auto" -> nullopt, "float64" | "float32" | "uint8" -> that storage; anything else throws
+/// InvalidArgument naming `parameter` and the allowed values.
+std::optional<FeatureStorage> parse_feature_storage(std::string_view text, const Param& parameter);
 
 /// A data file named with its format, as a request states it (`hsdp train --data F --format
 /// csv`, hsdp.read_csv): the one dispatch of every front end.
@@ -85,6 +102,9 @@ struct DataSource {
   std::string labels_field = "labels";       ///< the field naming labels_path, for messages
   std::optional<std::size_t> label_column;   ///< CSV: 0-based label column (default: last)
   std::size_t dimension = 0;                 ///< LIBSVM: d (0: the largest index seen)
+  /// How the features are held (nullopt: auto = uint8 for unsigned-byte IDX images, float64
+  /// otherwise); uint8 for a text format is an error naming feature_storage.
+  std::optional<FeatureStorage> storage;
 };
 /// Reads `source` with the reader of its format. Throws InvalidArgument naming `format`
 /// for an unknown format, the labels field when an IDX file comes without its labels.
@@ -134,12 +154,16 @@ struct Preprocessing {
 };
 
 /// x_i <- x_i * min(1, R / ||x_i||_2): record-local, so it keeps privacy. R > 0, finite.
+/// Compact storage: only the record factor r_i changes (dataset.hpp).
 Preprocessing scale_rows_to_norm(Dataset& dataset, double R);
 /// x_ij <- x_ij * public_scale[j] with user-stated public constants (size d, finite).
+/// Compact storage: only the feature constants c_j change.
 Preprocessing scale_features(Dataset& dataset, const std::vector<double>& public_scale);
 /// x_ij <- (x_ij - mean_j) / std_j with the dataset's own mean and standard deviation
 /// (std 0 -> left centred only). Allowed, but leaks_privacy = true and the description says
 /// why: the statistics depend on every record and are not covered by any privacy analysis.
+/// float64 storage only (centring is not a scale): compact storage is an error naming
+/// feature_storage.
 Preprocessing standardize_from_data(Dataset& dataset);
 
 // ---------------------------------------------------------------------------------------

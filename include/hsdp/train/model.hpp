@@ -126,6 +126,10 @@ void check_data(const data::Dataset& data, const LossSpec& loss, double record_n
 /// The label as the binary losses use it: 0 is read as -1.
 inline double binary_label(double y) { return y > 0 ? 1.0 : -1.0; }
 
+/// d/ds of the data loss of a single-output model (logistic, huber, squared) at score s and
+/// label y: the per-example gradient is this times (x, 1). 0 for softmax.
+double loss_derivative(const LossSpec& loss, double s, double y);
+
 /// Adds the per-example gradient of the data part of the loss at record (x, y) to `grad`
 /// (size parameters()), with per-example clipping to norm `clip` when clip > 0. Returns
 /// the factor by which clipping scaled it (1 when it did not act).
