@@ -147,6 +147,57 @@ TEST(FeatureStorage, CompactKernelsMatchFloat64) {
   EXPECT_EQ(cases, 4 * 2 * 2 * 2 * 2 * 2);
 }
 
+// One output: the compact kernel takes rows in blocks of 4 (interleaved dot products, one
+// pass over the sum for the block's updates), claiming
+// the same bits as one row at a time. A batch of fewer than 4 rows takes the one-row loop,
+// so a batch summed in one call must equal, bit for bit, its rows added by one call each
+// (without per-feature scales, where the sum is added to grad unchanged; the per-record
+// factors are kept). Scores of both signs and large margins (exp underflowing) included.
+TEST(FeatureStorage, BlockedRowsMatchOneRowAtATime) {
+  int cases = 0;
+  for (const LossKind kind : {LossKind::logistic, LossKind::huber, LossKind::squared})
+    for (const bool bias : {true, false})
+      for (const double clip : {0.0, 0.3})
+        for (const auto storage : {hd::FeatureStorage::uint8, hd::FeatureStorage::float32})
+          for (const std::size_t d : {std::size_t{5}, std::size_t{21}, std::size_t{100}})
+            for (const double margin : {1.0, 40.0}) {
+              SCOPED_TRACE(std::string(hsdp::train::to_string(kind)) + (bias ? " bias" : " no-bias") +
+                           " clip=" + std::to_string(clip) + " " + std::string(hd::to_string(storage)) +
+                           " d=" + std::to_string(d) + " margin=" + std::to_string(margin));
+              const std::size_t n = 50;
+              Pair p = make_pair(n, d, storage, false, kind, 2, 500 + cases);
+              hd::Dataset& ds = p.compact;
+              std::mt19937_64 rng(900 + cases);
+              std::uniform_real_distribution<double> unit(0.0, 1.0);
+              // Per-record factors giving rows of norm 0.2 to 1.2.
+              ds.row_scale.resize(n);
+              for (std::size_t i = 0; i < n; ++i) {
+                double raw = 0;
+                for (std::size_t l = 0; l < d; ++l) {
+                  const double u = storage == hd::FeatureStorage::uint8 ? ds.x8[i * d + l] : ds.x32[i * d + l];
+                  raw += u * u;
+                }
+                ds.row_scale[i] = (0.2 + unit(rng)) / std::sqrt(std::max(raw, 1.0));
+              }
+              const LinearModel m = random_model(kind, d, bias, 2, margin / std::sqrt(static_cast<double>(d)), 300 + cases);
+              // 11 scattered rows with a repeat: two blocks of 4 and 3 rows after them.
+              std::vector<std::int64_t> batch;
+              for (std::size_t k = 0; k < 11; ++k) batch.push_back(static_cast<std::int64_t>((k * 17 + 3) % n));
+              batch[9] = batch[2];
+              std::vector<double> whole(m.parameters(), 0.0), single(m.parameters(), 0.0);
+              const auto clipped_whole = hsdp::train::batch_gradient_sum(m, ds, batch, clip, whole);
+              std::int64_t clipped_single = 0;
+              for (const auto i : batch) clipped_single += hsdp::train::batch_gradient_sum(m, ds, {i}, clip, single);
+              EXPECT_EQ(clipped_whole, clipped_single);
+              if (clip > 0 && margin == 1.0 && kind != LossKind::huber) EXPECT_GT(clipped_whole, 0);
+              ASSERT_GT(norm(whole), 0);
+              for (std::size_t j = 0; j < whole.size(); ++j)
+                ASSERT_EQ(whole[j], single[j]) << "parameter " << j;  // bit for bit, not a tolerance
+              ++cases;
+            }
+  EXPECT_EQ(cases, 3 * 2 * 2 * 2 * 3 * 2);
+}
+
 TEST(FeatureStorage, ClippingUsesTheEffectiveNorm) {
   // One record x = r (c u) with ||x|| = 5 exactly: u = (3, 4) levels, c = 1, r = 1; then
   // the same record as u = (30, 40), c = 0.1: clip 1 must scale the gradient to norm 1.

@@ -270,6 +270,39 @@ __attribute__((target("avx2"))) double widen_dot_avx2(const T* __restrict u, con
   }
   return s;
 }
+// Four rows against the same w: row r is widened into out + r d and its dot returned in
+// dots[r]. Each row keeps its own two accumulators and the same lane order, tail and final
+// sum as widen_dot_avx2 above, so every dot is bit-identical to the one-row kernel; the four
+// independent chains only let the adds of one row fill the latency of the others' (and w is
+// loaded once for four rows).
+template <typename T>
+__attribute__((target("avx2"))) void widen_dot4_avx2(const T* const* __restrict u, const double* __restrict w,
+                                                    std::size_t d, double* __restrict out, double* dots) {
+  __m256d a0[4], a1[4];
+  for (int r = 0; r < 4; ++r) a0[r] = a1[r] = _mm256_setzero_pd();
+  std::size_t l = 0;
+  for (; l + 8 <= d; l += 8) {
+    const __m256d w0 = _mm256_loadu_pd(w + l), w1 = _mm256_loadu_pd(w + l + 4);
+    for (int r = 0; r < 4; ++r) {
+      const __m256d x0 = load4_avx2(u[r] + l), x1 = load4_avx2(u[r] + l + 4);
+      _mm256_storeu_pd(out + r * d + l, x0);
+      _mm256_storeu_pd(out + r * d + l + 4, x1);
+      a0[r] = _mm256_add_pd(a0[r], _mm256_mul_pd(w0, x0));
+      a1[r] = _mm256_add_pd(a1[r], _mm256_mul_pd(w1, x1));
+    }
+  }
+  for (int r = 0; r < 4; ++r) {
+    alignas(32) double lane[4];
+    _mm256_store_pd(lane, _mm256_add_pd(a0[r], a1[r]));
+    double s = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+    double* o = out + r * d;
+    for (std::size_t t = l; t < d; ++t) {
+      o[t] = static_cast<double>(u[r][t]);
+      s += w[t] * o[t];
+    }
+    dots[r] = s;
+  }
+}
 const bool kAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
@@ -279,6 +312,16 @@ double widen_dot(const T* __restrict u, const double* __restrict w, std::size_t 
   if (kAvx2) return widen_dot_avx2(u, w, d, out);
 #endif
   return widen_dot_generic(u, w, d, out);
+}
+
+// widen_dot for four rows (see widen_dot4_avx2): the same per-row arithmetic as four calls.
+template <typename T>
+void widen_dot4(const T* const* __restrict u, const double* __restrict w, std::size_t d, double* __restrict out,
+                double* dots) {
+#ifdef HSDP_AVX2_KERNELS
+  if (kAvx2) return widen_dot4_avx2(u, w, d, out, dots);
+#endif
+  for (int r = 0; r < 4; ++r) dots[r] = widen_dot_generic(u[r], w, d, out + r * d);
 }
 
 // sum_l a_l b_l.
@@ -316,6 +359,44 @@ HSDP_CLONES void axpy(double a, const double* __restrict x, double* __restrict y
   for (; l < d; ++l) y[l] += a * x[l];
 }
 
+// y <- y + sum_r a_r x_r for m = 2..4 rows, added in the order r = 0, 1, ...: per element
+// the same sequence of roundings as m axpy calls in that order (so the same bits), in one
+// pass over y instead of m.
+template <int M>
+inline void axpy_rows(const double* a, const double* const* __restrict x, double* __restrict y, std::size_t d) {
+  v4d av[M];
+  for (int r = 0; r < M; ++r) av[r] = v4d{a[r], a[r], a[r], a[r]};
+  std::size_t l = 0;
+  for (; l + 4 <= d; l += 4) {
+    v4d v = load4(y + l);
+    for (int r = 0; r < M; ++r) v = v + av[r] * load4(x[r] + l);
+    store4(y + l, v);
+  }
+  for (; l < d; ++l) {
+    double v = y[l];
+    for (int r = 0; r < M; ++r) v += a[r] * x[r][l];
+    y[l] = v;
+  }
+}
+HSDP_CLONES void axpy2(const double* a, const double* const* x, double* y, std::size_t d) {
+  axpy_rows<2>(a, x, y, d);
+}
+HSDP_CLONES void axpy3(const double* a, const double* const* x, double* y, std::size_t d) {
+  axpy_rows<3>(a, x, y, d);
+}
+HSDP_CLONES void axpy4(const double* a, const double* const* x, double* y, std::size_t d) {
+  axpy_rows<4>(a, x, y, d);
+}
+void axpy_m(int m, const double* a, const double* const* x, double* y, std::size_t d) {
+  switch (m) {
+    case 1: axpy(a[0], x[0], y, d); return;
+    case 2: axpy2(a, x, y, d); return;
+    case 3: axpy3(a, x, y, d); return;
+    case 4: axpy4(a, x, y, d); return;
+    default: return;
+  }
+}
+
 // out <- u as float64 (the softmax path, whose k scores reuse the widened row).
 template <typename T>
 inline void widen_impl(const T* __restrict u, std::size_t d, double* __restrict out) {
@@ -346,6 +427,56 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
   const std::size_t row_bytes = d * sizeof(T);
   auto prefetch = [&](std::int64_t kk) { prefetch_bytes(base + row_of(kk) * d, row_bytes); };
 
+  const double bias0 = model.bias ? model.theta[d] : 0.0;
+  // One output: rows in blocks of 4 (the four dot products interleaved, their slopes computed
+  // together, one pass over acc for their updates). Every row's score, slope, clip factor
+  // and update are computed by the same arithmetic as in the one-row loop below, and the
+  // updates are added to acc in row order, so the result is bit-identical to one row at a
+  // time. Returns the first row not done (the rest go through the one-row loop).
+  auto sum_blocks = [&](std::int64_t begin, std::int64_t end, double* acc, std::int64_t& clipped) {
+    thread_local std::vector<double> block;
+    block.resize(4 * d);
+    std::int64_t kk = begin;
+    for (; kk + 4 <= end; kk += 4) {
+      std::size_t idx[4];
+      const T* rows[4];
+      for (int r = 0; r < 4; ++r) {
+        if (kk + r + kAhead < end) prefetch(kk + r + kAhead);
+        idx[r] = row_of(kk + r);
+        rows[r] = base + idx[r] * d;
+      }
+      double dots[4];
+      widen_dot4(rows, wc.data(), d, block.data(), dots);
+      double coef[4], bias_coef[4];
+      const double* xs[4];
+      int m = 0;
+      for (int r = 0; r < 4; ++r) {
+        const std::size_t i = idx[r];
+        const double rf = data.row_factor(i);
+        const double* u = block.data() + static_cast<std::size_t>(r) * d;
+        const double c0 = loss_derivative(model.loss, bias0 + rf * dots[r], data.y[i]);
+        const double cn2 = c0 * c0;
+        double factor = 1.0;
+        if (clip > 0 && cn2 != 0) {
+          const double q = scaled ? weighted_square(c2.data(), u, d) : dot(u, u, d);
+          const double gn = std::sqrt(cn2 * (rf * rf * q + bias_norm2));
+          if (gn > clip) factor = clip / gn;
+        }
+        if (factor < 1.0) ++clipped;
+        const double c = c0 * factor;
+        if (c == 0) continue;
+        coef[m] = c * rf;
+        bias_coef[m] = c;
+        xs[m] = u;
+        ++m;
+      }
+      axpy_m(m, coef, xs, acc, d);
+      if (model.bias)
+        for (int r = 0; r < m; ++r) acc[d] += bias_coef[r];
+    }
+    return kk;
+  };
+
   auto sum_rows = [&](std::int64_t begin, std::int64_t end, double* acc) {
     std::int64_t clipped = 0;
     thread_local std::vector<double> buffer;
@@ -353,6 +484,7 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
     double* u = buffer.data();
     double* s = buffer.data() + d;
     for (std::int64_t kk = begin; kk < std::min(begin + kAhead, end); ++kk) prefetch(kk);
+    if (k == 1) begin = sum_blocks(begin, end, acc, clipped);
     for (std::int64_t kk = begin; kk < end; ++kk) {
       if (kk + kAhead < end) prefetch(kk + kAhead);
       const std::size_t i = row_of(kk);
