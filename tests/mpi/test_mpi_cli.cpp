@@ -19,45 +19,14 @@
 #include <utility>
 #include <algorithm>
 
-#include "cli_runner.hpp"
+#include "mpi_runner.hpp"
 
 namespace {
 
 using nlohmann::json;
-
-const std::string kHeart = "/usr/share/doc/liblinear-tools/examples/heart_scale";
-// docs/distributed.md: max |theta difference| to one process (measured about 1e-15).
-constexpr double kTolerance = 1e-12;
+using namespace hsdp::testing::mpi;
 
 using Result = hsdp::testing::CliResult;
-
-// `hsdp ARGS` as one process (processes == 0) or under mpirun -np processes.
-Result run(int processes, const std::string& args) {
-  std::string cmd = std::string(HSDP_CLI_PATH) + " " + args;
-  if (processes > 0)
-    cmd = std::string(HSDP_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " +
-          std::to_string(processes) + " " + cmd;
-  // One OpenMP thread per process: the machine has few cores, and the result does not
-  // depend on the thread count (sampler.hpp).
-  return hsdp::testing::run_command("OMP_NUM_THREADS=1 " + cmd);
-}
-
-std::vector<double> parameters(const json& model) {
-  std::vector<double> theta;
-  for (const auto& row : model["weights"])
-    for (const auto& v : row) theta.push_back(v.get<double>());
-  for (const auto& v : model["intercept"]) theta.push_back(v.get<double>());
-  return theta;
-}
-
-double max_difference(const json& a, const json& b) {
-  const auto x = parameters(a), y = parameters(b);
-  EXPECT_EQ(x.size(), y.size());
-  EXPECT_FALSE(x.empty());
-  double m = 0.0;
-  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
 
 // Runs `args` as one process and under mpirun -np k; the documents must agree.
 void expect_same_as_one_process(const std::string& args, int k) {

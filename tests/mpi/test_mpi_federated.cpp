@@ -14,24 +14,13 @@
 #include <random>
 #include <string>
 
-#include "cli_runner.hpp"
+#include "mpi_runner.hpp"
 
 namespace {
 
 using nlohmann::json;
+using namespace hsdp::testing::mpi;
 using Result = hsdp::testing::CliResult;
-
-const std::string kHeart = "/usr/share/doc/liblinear-tools/examples/heart_scale";
-// docs/distributed.md: max |theta difference| to one process without noise (measured ~1e-16).
-constexpr double kTolerance = 1e-12;
-
-Result run(int processes, const std::string& args) {
-  std::string cmd = std::string(HSDP_CLI_PATH) + " " + args;
-  if (processes > 0)
-    cmd = std::string(HSDP_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(processes) +
-          " " + cmd;
-  return hsdp::testing::run_command("OMP_NUM_THREADS=1 " + cmd);
-}
 
 std::string users_path() {
   return ::testing::TempDir() + "hsdp_mpi_users_" + std::to_string(::getpid()) + ".txt";
@@ -58,23 +47,6 @@ const std::string& users_file() {
     return p;
   }();
   return path;
-}
-
-std::vector<double> parameters(const json& model) {
-  std::vector<double> theta;
-  for (const auto& row : model["weights"])
-    for (const auto& v : row) theta.push_back(v.get<double>());
-  for (const auto& v : model["intercept"]) theta.push_back(v.get<double>());
-  return theta;
-}
-
-double max_difference(const json& a, const json& b) {
-  const auto x = parameters(a), y = parameters(b);
-  EXPECT_EQ(x.size(), y.size());
-  EXPECT_FALSE(x.empty());
-  double m = 0.0;
-  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
 }
 
 std::string federated(const std::string& extra) {
