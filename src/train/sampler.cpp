@@ -433,6 +433,14 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
   // and update are computed by the same arithmetic as in the one-row loop below, and the
   // updates are added to acc in row order, so the result is bit-identical to one row at a
   // time. Returns the first row not done (the rest go through the one-row loop).
+  // The clipping factor min(1, C / ||g||) of a gradient c (x, 1) with ||c||^2 = cn2 and
+  // x = r (c_feature . u): ||g||^2 = cn2 (r^2 sum_l c_l^2 u_l^2 + [bias]). 1 without clipping.
+  auto clip_factor = [&](double cn2, double r, const double* u) {
+    if (!(clip > 0 && cn2 != 0)) return 1.0;
+    const double q = scaled ? weighted_square(c2.data(), u, d) : dot(u, u, d);
+    const double gn = std::sqrt(cn2 * (r * r * q + bias_norm2));
+    return gn > clip ? clip / gn : 1.0;
+  };
   auto sum_blocks = [&](std::int64_t begin, std::int64_t end, double* acc, std::int64_t& clipped) {
     thread_local std::vector<double> block;
     block.resize(4 * d);
@@ -455,13 +463,7 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
         const double rf = data.row_factor(i);
         const double* u = block.data() + static_cast<std::size_t>(r) * d;
         const double c0 = loss_derivative(model.loss, bias0 + rf * dots[r], data.y[i]);
-        const double cn2 = c0 * c0;
-        double factor = 1.0;
-        if (clip > 0 && cn2 != 0) {
-          const double q = scaled ? weighted_square(c2.data(), u, d) : dot(u, u, d);
-          const double gn = std::sqrt(cn2 * (rf * rf * q + bias_norm2));
-          if (gn > clip) factor = clip / gn;
-        }
+        const double factor = clip_factor(c0 * c0, rf, u);
         if (factor < 1.0) ++clipped;
         const double c = c0 * factor;
         if (c == 0) continue;
@@ -512,12 +514,7 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
           cn2 += s[j] * s[j];
         }
       }
-      double factor = 1.0;
-      if (clip > 0 && cn2 != 0) {
-        const double q = scaled ? weighted_square(c2.data(), u, d) : dot(u, u, d);
-        const double gn = std::sqrt(cn2 * (r * r * q + bias_norm2));
-        if (gn > clip) factor = clip / gn;
-      }
+      const double factor = clip_factor(cn2, r, u);
       if (factor < 1.0) ++clipped;
       for (std::size_t j = 0; j < k; ++j) {
         const double c = s[j] * factor;
