@@ -428,11 +428,6 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
   auto prefetch = [&](std::int64_t kk) { prefetch_bytes(base + row_of(kk) * d, row_bytes); };
 
   const double bias0 = model.bias ? model.theta[d] : 0.0;
-  // One output: rows in blocks of 4 (the four dot products interleaved, their slopes computed
-  // together, one pass over acc for their updates). Every row's score, slope, clip factor
-  // and update are computed by the same arithmetic as in the one-row loop below, and the
-  // updates are added to acc in row order, so the result is bit-identical to one row at a
-  // time. Returns the first row not done (the rest go through the one-row loop).
   // The clipping factor min(1, C / ||g||) of a gradient c (x, 1) with ||c||^2 = cn2 and
   // x = r (c_feature . u): ||g||^2 = cn2 (r^2 sum_l c_l^2 u_l^2 + [bias]). 1 without clipping.
   auto clip_factor = [&](double cn2, double r, const double* u) {
@@ -441,6 +436,11 @@ std::int64_t gradient_sum_compact(const LinearModel& model, const data::Dataset&
     const double gn = std::sqrt(cn2 * (r * r * q + bias_norm2));
     return gn > clip ? clip / gn : 1.0;
   };
+  // One output: rows in blocks of 4 (the four dot products interleaved, their slopes computed
+  // together, one pass over acc for their updates). Every row's score, slope, clip factor
+  // and update are computed by the same arithmetic as in the one-row loop below, and the
+  // updates are added to acc in row order, so the result is bit-identical to one row at a
+  // time. Returns the first row not done (the rest go through the one-row loop).
   auto sum_blocks = [&](std::int64_t begin, std::int64_t end, double* acc, std::int64_t& clipped) {
     thread_local std::vector<double> block;
     block.resize(4 * d);
