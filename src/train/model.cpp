@@ -242,9 +242,7 @@ double LinearModel::loss_at(const double* x, double y) const {
   return 0.0;
 }
 
-Evaluation evaluate(const LinearModel& model, const data::Dataset& data) {
-  Evaluation e;
-  if (data.n == 0) return e;
+EvaluationSums evaluation_sums(const LinearModel& model, const data::Dataset& data) {
   double loss = 0;
   std::size_t correct = 0;
   const bool classify = model.loss.kind != LossKind::squared;
@@ -267,9 +265,19 @@ Evaluation evaluate(const LinearModel& model, const data::Dataset& data) {
       if (model.predict(x) == truth) ++correct;
     }
   }
-  e.loss = loss / static_cast<double>(data.n);
-  if (classify) e.accuracy = static_cast<double>(correct) / static_cast<double>(data.n);
+  return {loss, static_cast<double>(correct), static_cast<double>(data.n)};
+}
+
+Evaluation evaluation_of(const LinearModel& model, const EvaluationSums& sums) {
+  Evaluation e;
+  if (!(sums.records > 0)) return e;
+  e.loss = sums.loss / sums.records;
+  if (model.loss.kind != LossKind::squared) e.accuracy = sums.correct / sums.records;
   return e;
+}
+
+Evaluation evaluate(const LinearModel& model, const data::Dataset& data) {
+  return evaluation_of(model, evaluation_sums(model, data));
 }
 
 void check_data(const data::Dataset& data, const LossSpec& loss, double record_norm) {

@@ -113,17 +113,10 @@ data::LabelKind map_labels_for(data::Part& part, TrainConfig& config,
 }
 
 Evaluation evaluate(const LinearModel& model, const data::Part& part, const data::Collectives& world) {
-  const Evaluation local = evaluate(model, part.data);
-  const auto m = static_cast<double>(part.data.n);
-  // evaluate() returns means: back to sums (the correct count exactly, by rounding).
-  std::vector<double> sums{local.loss * m, local.accuracy ? std::round(*local.accuracy * m) : 0.0};
+  const EvaluationSums local = evaluation_sums(model, part.data);
+  std::vector<double> sums{local.loss, local.correct, local.records};
   world.sum(sums);
-  Evaluation e;
-  const auto n = static_cast<double>(part.n());
-  if (n == 0) return e;
-  e.loss = sums[0] / n;
-  if (model.loss.kind != LossKind::squared) e.accuracy = sums[1] / n;
-  return e;
+  return evaluation_of(model, {sums[0], sums[1], sums[2]});
 }
 
 Preparation prepare(data::Dataset& data, TrainConfig& config,

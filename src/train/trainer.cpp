@@ -446,18 +446,12 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
   res.max_constraint_excess = max_excess;
   // The training loss and accuracy of the released model: sums over the clients' records.
   std::vector<double> sums(3, 0.0);
-  if (!server && mine.n > 0) {
-    const Evaluation e = evaluate(res.model, mine);
-    const auto k = static_cast<double>(mine.n);
-    sums = {e.loss * k, e.accuracy ? std::round(*e.accuracy * k) : 0.0, k};
+  if (!server) {
+    const EvaluationSums e = evaluation_sums(res.model, mine);
+    sums = {e.loss, e.correct, e.records};
   }
   fed.reduce(sums);
-  if (server && sums[2] > 0) {
-    Evaluation e;
-    e.loss = sums[0] / sums[2];
-    if (res.model.loss.kind != LossKind::squared) e.accuracy = sums[1] / sums[2];
-    res.train_evaluation = e;
-  }
+  if (server && sums[2] > 0) res.train_evaluation = evaluation_of(res.model, {sums[0], sums[1], sums[2]});
 }
 
 }  // namespace

@@ -117,6 +117,15 @@ struct Evaluation {
   std::optional<double> accuracy;    ///< fraction correct (classification losses)
 };
 Evaluation evaluate(const LinearModel& model, const data::Dataset& data);
+/// The sums behind an Evaluation: the loss summed over the records, the number of correct
+/// predictions and of records, so that parts held by several processes add up exactly to
+/// the whole (evaluate() is evaluation_of(evaluation_sums())).
+struct EvaluationSums {
+  double loss = 0.0, correct = 0.0, records = 0.0;
+};
+EvaluationSums evaluation_sums(const LinearModel& model, const data::Dataset& data);
+/// The means of `sums` (no accuracy for the squared loss; an empty Evaluation without records).
+Evaluation evaluation_of(const LinearModel& model, const EvaluationSums& sums);
 
 /// Checks that `data` suits `loss`: labels in {-1,+1} (logistic, huber; 0/1 is accepted
 /// and read as -1/+1), |y| <= Y (squared), integers 0..k-1 (softmax), and every record
