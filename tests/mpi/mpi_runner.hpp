@@ -6,11 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli_runner.hpp"
+
+#include <unistd.h>
 
 namespace hsdp::testing::mpi {
 
@@ -46,6 +50,28 @@ inline double max_difference(const nlohmann::json& a, const nlohmann::json& b) {
   double m = 0.0;
   for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) m = std::max(m, std::abs(x[i] - y[i]));
   return m;
+}
+
+/// Writes `content` to a temporary data file F (its name from `tag`), runs `hsdp train --data
+/// F ARGS --output F.model.json` under mpirun -np processes and expects the job stopped by
+/// the process that meets line `line`: a non-zero exit, "hsdp: error: rank " and "F:line:"
+/// on stderr, nothing on stdout, no model file.
+inline void expect_job_stops_at_line(int processes, const std::string& tag, const std::string& content,
+                                     const std::string& args, int line) {
+  const std::string bad = ::testing::TempDir() + "hsdp_mpi_" + tag + "_" + std::to_string(::getpid());
+  const std::string model = bad + ".model.json";
+  {
+    std::ofstream f(bad);
+    f << content;
+  }
+  std::filesystem::remove(model);
+  const CliResult r = run(processes, "train --data " + bad + " " + args + " --output " + model);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("hsdp: error: rank "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":" + std::to_string(line) + ":"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(model));  // nothing written
+  std::filesystem::remove(bad);
 }
 
 }  // namespace hsdp::testing::mpi

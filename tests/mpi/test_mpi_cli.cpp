@@ -239,22 +239,9 @@ TEST(MpiTrain, OnlyRankZeroWritesTheModelFile) {
 }
 
 TEST(MpiTrain, MalformedFileStopsTheJobNamingTheRank) {
-  const std::string bad = ::testing::TempDir() + "hsdp_mpi_bad_" + std::to_string(::getpid()) + ".libsvm";
-  const std::string model = bad + ".model.json";
-  {
-    std::ofstream f(bad);
-    f << "+1 1:0.5 2:0.25\n-1 1:0.1 oops\n+1 2:0.3\n";
-  }
-  std::filesystem::remove(model);
-  const Result r = run(2, "train --data " + bad +
-                              " --format libsvm --model logistic --algorithm noisy-gd --steps 5"
-                              " --sigma 1 --seed 1 --json --output " + model);
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("hsdp: error: rank "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(bad + ":2:"), std::string::npos) << r.err;  // the file and its line
-  EXPECT_EQ(r.out, "");
-  EXPECT_FALSE(std::filesystem::exists(model));  // nothing written
-  std::filesystem::remove(bad);
+  expect_job_stops_at_line(2, "bad", "+1 1:0.5 2:0.25\n-1 1:0.1 oops\n+1 2:0.3\n",
+                           "--format libsvm --model logistic --algorithm noisy-gd --steps 5 --sigma 1 --seed 1 --json",
+                           2);
 }
 
 TEST(MpiTrain, BadHeaderLineIsReportedByRankZero) {

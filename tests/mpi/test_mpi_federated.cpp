@@ -151,22 +151,10 @@ TEST(MpiFederated, OneProcessUnderMpirunIsThePlainRun) {
 }
 
 TEST(MpiFederated, MalformedFileStopsTheJobNamingTheRank) {
-  const std::string bad = ::testing::TempDir() + "hsdp_mpi_fed_bad_" + std::to_string(::getpid()) + ".libsvm";
-  const std::string model = bad + ".model.json";
-  {
-    std::ofstream f(bad);
-    f << "+1 1:0.5 2:0.25\n-1 1:0.1 2:0.3\n+1 2:0.3\n-1 1:x\n";
-  }
-  std::filesystem::remove(model);
-  const Result r = run(3, "train --data " + bad +
-                              " --format libsvm --model logistic --algorithm federated --batch-size 1"
-                              " --sigma 1 --seed 1 --json --output " + model);
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("hsdp: error: rank "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(bad + ":4:"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out, "");
-  EXPECT_FALSE(std::filesystem::exists(model));
-  std::filesystem::remove(bad);
+  expect_job_stops_at_line(3, "fed_bad", "+1 1:0.5 2:0.25\n-1 1:0.1 2:0.3\n+1 2:0.3\n-1 1:x\n",
+                           "--format libsvm --model logistic --algorithm federated --batch-size 1 --sigma 1"
+                           " --seed 1 --json",
+                           4);
 }
 
 TEST(MpiFederated, BadUsersFileStopsTheJob) {
