@@ -1,7 +1,11 @@
 // The shifted-interpolation program (include/hsdp/divergence/shift_program.hpp).
 #include "hsdp/divergence/shift_program.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <limits>
 #include <vector>
 
@@ -120,6 +124,113 @@ double shift_energy_cyclic_last(double c, double h, std::int64_t l, std::int64_t
   return h * h *
          (1.0 + c2l2 * (1.0 - c) * (1.0 + c) * one_minus_q /
                     (one_minus_cl * one_minus_cl * (2.0 - one_minus_q)));
+}
+
+}  // namespace hsdp::div
+
+namespace hsdp::div {
+
+namespace {
+
+/// The points of the program for epoch-structured shifts, with exact differences: U_k and
+/// W_k are never formed and subtracted; the rise and the run between two points are
+/// summed directly (geometric sums), so no cancellation enters the energy.
+class EpochShifts {
+ public:
+  EpochShifts(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
+              std::optional<std::int64_t> final_position, double gap)
+      : c_(c), h_(h), gap_(gap), l_(l), J_(J), S_(J * l + r),
+        final_(final_position ? std::optional<std::int64_t>(J * l + *final_position) : std::nullopt),
+        lc_(c < 1.0 ? std::log(static_cast<long double>(c)) : 0.0L) {}
+
+  std::int64_t steps() const { return S_; }
+  std::optional<std::int64_t> final_step() const { return final_; }
+
+  /// c^x for x >= 0 (1 at c = 1).
+  long double power(long double x) const { return c_ == 1.0 ? 1.0L : std::exp(x * lc_); }
+  /// sum_{m=0}^{n-1} c^{m step}
+  long double geometric(std::int64_t n, std::int64_t step) const {
+    if (n <= 0) return 0.0L;
+    if (c_ == 1.0) return static_cast<long double>(n);
+    const long double nl = static_cast<long double>(n), sl = static_cast<long double>(step);
+    return std::expm1(nl * sl * lc_) / std::expm1(sl * lc_);
+  }
+  /// W_b - W_a = sum_{i=a+1}^{b} c^{2(S-i)} = c^{2(S-b)} sum_{m<b-a} c^{2m}.
+  long double run(std::int64_t a, std::int64_t b) const {
+    return power(2.0L * static_cast<long double>(S_ - b)) * geometric(b - a, 2);
+  }
+  /// U_b - U_a: the discounted shifts (c^{S-i} s_i) of the steps a+1..b, the initial gap
+  /// counting as a shift of c b_0 at step 1.
+  long double rise(std::int64_t a, std::int64_t b) const {
+    long double sum = 0.0L;
+    const long double S = static_cast<long double>(S_);
+    if (a == 0 && b >= 1) sum += power(S) * static_cast<long double>(gap_);
+    const std::int64_t lo = a / l_ + 1, hi = std::min(J_, b / l_);
+    if (hi >= lo)
+      sum += static_cast<long double>(h_) * power(S - static_cast<long double>(hi * l_)) *
+             geometric(hi - lo + 1, l_);
+    if (final_ && a < *final_ && *final_ <= b)
+      sum += static_cast<long double>(h_) * power(S - static_cast<long double>(*final_));
+    return sum;
+  }
+
+ private:
+  double c_, h_, gap_;
+  std::int64_t l_, J_, S_;
+  std::optional<std::int64_t> final_;
+  long double lc_;
+};
+
+}  // namespace
+
+double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
+                           std::optional<std::int64_t> final_position, double initial_gap) {
+  check_c(c);
+  if (l < 1) fail("l", static_cast<double>(l), ">= 1");
+  if (J < 0) fail("J", static_cast<double>(J), ">= 0");
+  if (r < 1 || r > l) fail("r", static_cast<double>(r), fmt::format("in [1, l = {}]", l));
+  if (final_position && (*final_position < 1 || *final_position > r))
+    fail("final_position", static_cast<double>(*final_position), fmt::format("in [1, r = {}]", r));
+  if (std::isnan(h) || h < 0) fail("h", h, ">= 0");
+  if (std::isnan(initial_gap) || initial_gap < 0) fail("initial_gap", initial_gap, ">= 0");
+  if (J > (std::numeric_limits<std::int64_t>::max() - r) / l)
+    fail("J", static_cast<double>(J), "such that J l + r fits in 64 bits");
+  if (c == 0.0) {
+    // Every gap is wiped by the next step: only a shift at the last step must be removed.
+    const bool last = final_position && *final_position == r;
+    return last ? h * h : 0.0;
+  }
+  const EpochShifts sh(c, h, l, J, r, final_position, initial_gap);
+  const std::int64_t S = sh.steps();
+  // Candidate vertices (indices into 0..S): the origin, the point before the first, second,
+  // next-to-last and last epoch shift (the chain between the first -- for l = 1 the second --
+  // and the last is concave: interior points lie above the chord of its ends), the point
+  // before the final shift, and the end.
+  std::vector<std::int64_t> idx{0, S};
+  for (std::int64_t e : {std::int64_t{1}, std::int64_t{2}, J - 1, J})
+    if (e >= 1 && e <= J) idx.push_back(e * l - 1);
+  if (sh.final_step()) idx.push_back(*sh.final_step() - 1);
+  std::sort(idx.begin(), idx.end());
+  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  // Lower convex hull; cross products on directly summed differences.
+  std::vector<std::int64_t> hull;
+  for (const std::int64_t k : idx) {
+    if (!hull.empty() && k != S && sh.run(hull.back(), k) == 0.0L) continue;  // same abscissa
+    while (hull.size() >= 2) {
+      const std::int64_t i = hull[hull.size() - 2], j = hull.back();
+      const long double cross = sh.run(i, j) * sh.rise(i, k) - sh.rise(i, j) * sh.run(i, k);
+      if (cross <= 0.0L) hull.pop_back();
+      else break;
+    }
+    hull.push_back(k);
+  }
+  long double energy = 0.0L;
+  for (std::size_t e = 1; e < hull.size(); ++e) {
+    const long double rise = sh.rise(hull[e - 1], hull[e]);
+    if (rise > 0.0L) energy += rise * rise / sh.run(hull[e - 1], hull[e]);
+  }
+  // The geometric sums carry a few long-double ulps each; 1e-12 relative covers them.
+  return std::nextafter(static_cast<double>(energy * (1.0L + 1e-12L)), kInf);
 }
 
 }  // namespace hsdp::div

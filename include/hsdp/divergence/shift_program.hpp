@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace hsdp::div {
@@ -41,5 +42,19 @@ double shift_energy_uniform_from_gap(double c, double h, double D, std::int64_t 
 /// h^2 [1 + c^{2l-2} (1 - c^2)(1 - q) / ((1 - c^l)^2 (1 + q))], q = c^{l(E-1)};
 /// h^2 (1 + (E - 1)/l) at c = 1.
 double shift_energy_cyclic_last(double c, double h, std::int64_t l, std::int64_t E);
+
+/// Epoch-structured shifts, the worst case of cyclic and shuffled batches over the earlier
+/// epochs: S = J l + r steps (J >= 0 whole epochs of l >= 1 steps, then 1 <= r <= l more),
+/// initial gap b_0 >= 0, a shift of h at steps l, 2l, ..., Jl (the last step of each whole
+/// epoch) and, when final_position is given (1..r), one more shift of h at step
+/// J l + final_position. The value is shift_energy of that dense sequence, computed in O(1)
+/// from closed-form geometric sums: the greatest convex minorant of the program's points
+/// only touches the point before a shift and the last point, and the points before the
+/// shifts of epochs 2..J lie on a concave chain (equal shifts whose discounted rise per
+/// discounted weight falls towards the end), so only its two ends can be vertices
+/// (docs/analyses/shifted-interpolation.md, "Shuffled batches"). Rounded up by 1e-12
+/// relative (the long-double sums).
+double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
+                           std::optional<std::int64_t> final_position, double initial_gap);
 
 }  // namespace hsdp::div
