@@ -25,7 +25,9 @@ enum class NoiseKind { gaussian, laplace };
 ///  full    : every record every step (b = n)
 ///  poisson : each record independently with probability b/n
 ///  fixed   : a uniformly random subset of size b each step, independently across steps
-///  shuffle : a random permutation cut into batches of size b (epochs reshuffled)
+///  shuffle : each epoch a fresh uniformly random permutation, hidden and independent of
+///            the data, cut into l = floor(n/b) batches of b (the n - l b records at its end
+///            unused that epoch); an epoch is l steps
 ///  cyclic  : records in their given order, batches of size b, wrapping around
 enum class Sampling { full, poisson, fixed, shuffle, cyclic };
 /// What is published: the last iterate, the iterate at a uniformly random stopping

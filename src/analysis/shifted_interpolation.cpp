@@ -21,6 +21,14 @@
 //                exact program at every position (the worst position kept), or (Q2) at the
 //                last batch for whole epochs when the program would be too large; with a
 //                bounded domain also windows tau = t - S, b_tau = D.
+//   shuffle      a fresh hidden uniform permutation per epoch, l = floor(n/b) batches (the
+//                rest unused): the record is read at most once per epoch. Delaying a shift
+//                never lowers E (the program's dual, docs), so every position sequence is
+//                dominated by the record in the last batch of every epoch (the cyclic
+//                worst case); and since the permutation is hidden and data-independent the
+//                output pair is a mixture of the fixed-order pairs, so by joint convexity of
+//                E_gamma delta(eps) is at most the average over the record's last-epoch
+//                position of the worst case given that position (the "position average").
 // The reported bound is never above the composition of the same steps (the allocation
 // a_k = s_k is feasible, so E <= sum_k s_k^2).
 #include <fmt/format.h>
@@ -106,6 +114,7 @@ std::optional<std::string> check_run(const Run& run) {
           "last steps is the diameter); the strongly convex form without one is not derived");
     return std::nullopt;
   }
+  if (run.sampling == Sampling::shuffle) return std::nullopt;  // l = floor(n/b) >= 1
   if (run.sampling == Sampling::cyclic) {
     if (run.n % run.batch_size != 0)
       return fmt::format(
@@ -114,9 +123,9 @@ std::optional<std::string> check_run(const Run& run) {
     return std::nullopt;
   }
   return fmt::format(
-      "covers full batches, cyclic batches (a fixed partition, the same order every epoch) and "
-      "uniformly random fixed-size batches; "
-      "sampling = {}",
+      "covers full batches, cyclic batches (a fixed partition, the same order every epoch), "
+      "shuffled batches (a fresh hidden permutation every epoch) and uniformly random "
+      "fixed-size batches; sampling = {}",
       to_string(run.sampling));
 }
 
@@ -240,6 +249,100 @@ Solution solve_cyclic(const Setting& st) {
 Solution solve(const Run& run) {
   const Setting st = setting(run);
   return st.full ? solve_full(st) : solve_cyclic(st);
+}
+
+// ---- Shuffled batches (docs/analyses/shifted-interpolation.md, "Shuffled batches").
+// t = J l + r steps: J whole epochs of l = floor(n/b) batches, then r in 1..l steps of the
+// last epoch (whole epochs: r = l). For a fixed position sequence the run is a fixed-order
+// noisy GD whose sensitive steps are the record's; E of that sequence is at most E of the
+// sequence with the record in the last batch of each earlier epoch (delay lemma) and at
+// position j in the last epoch, or not read in it ("absent": a position j > r, or one of the
+// n - l b records left out by the drop-last cut). Class j has probability b/n, absent
+// 1 - r b/n. Within a class every sequence is dominated by the class's worst one, for every
+// window, so each class is bounded by min over windows of shift_energy_epochs.
+struct ShuffleClass {
+  double weight = 0.0;
+  double energy = kInf;
+  std::int64_t position = 0;  // last-epoch position (upper end of its bucket); 0: absent
+};
+
+struct ShuffleBound {
+  std::int64_t l = 1, J = 0, r = 1;
+  double worst = kInf;            // the record in the last batch of every epoch
+  std::int64_t worst_window = 0;  // steps of its best window (t: from W_0)
+  std::vector<ShuffleClass> classes;
+};
+
+// At most this many last-epoch classes: larger l are bucketed, each bucket bounded by its
+// last position (E is non-decreasing in the position, delay lemma).
+constexpr std::int64_t kShuffleClasses = 128;
+
+std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const ShuffleBound>> cache;
+  Setting st = setting(run);
+  const std::int64_t n = run.n, b = run.batch_size;
+  const std::int64_t l = n / b;
+  const std::int64_t J = (st.t - 1) / l, r = st.t - J * l;
+  // The energies do not depend on the noise: calibrating the noise reuses them.
+  const std::string key = fmt::format("{:a} {:a} {:a} {} {} {} {}", st.c, st.h, st.D, st.t, l, n, b);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  auto out = std::make_shared<ShuffleBound>();
+  out->l = l;
+  out->J = J;
+  out->r = r;
+  // Windows: from W_0 (gap 0, all J earlier epochs) and, with a bounded domain, from a gap D
+  // at the start of each of the last J' + 1 epochs (all J' <= 64, then a ratio-1.15 grid).
+  struct Window { std::int64_t epochs; double gap; };
+  std::vector<Window> windows{{J, 0.0}};
+  if (std::isfinite(st.D)) {
+    for (double j = 0; j < static_cast<double>(J); j = j < 64 ? j + 1 : std::floor(j * 1.15))
+      windows.push_back({static_cast<std::int64_t>(j), st.D});
+  }
+  auto energy = [&](std::optional<std::int64_t> position, std::int64_t* window) {
+    double best = kInf;
+    for (const auto& w : windows) {
+      const double e = div::shift_energy_epochs(st.c, st.h, l, w.epochs, r, position, w.gap);
+      if (e < best) {
+        best = e;
+        if (window) *window = w.epochs * l + r;
+      }
+    }
+    return best;
+  };
+  out->worst = energy(r, &out->worst_window);
+  const double per_position = static_cast<double>(b) / static_cast<double>(n);
+  const std::int64_t buckets = std::min<std::int64_t>(r, kShuffleClasses);
+  std::int64_t done = 0;
+  for (std::int64_t k = 1; k <= buckets; ++k) {
+    // Positions done+1 .. upper, bounded by the upper end.
+    const std::int64_t upper = k == buckets ? r : (r * k) / buckets;
+    if (upper <= done) continue;
+    out->classes.push_back({static_cast<double>(upper - done) * per_position,
+                            upper == r ? out->worst : energy(upper, nullptr), upper});
+    done = upper;
+  }
+  // Not read in the last epoch: 1 - r b/n >= 0 (r b <= l b <= n).
+  const double absent = 1.0 - static_cast<double>(r) * per_position;
+  if (absent > 0) out->classes.push_back({absent, energy(std::nullopt, nullptr), 0});
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() > 32) cache.clear();
+  cache[key] = out;
+  return out;
+}
+
+/// log delta(eps) of the position average: log sum_classes weight * theta_{e^eps}(mu_class).
+double shuffle_log_delta(const ShuffleBound& sb, double s, double epsilon) {
+  std::vector<double> terms;
+  terms.reserve(sb.classes.size());
+  for (const auto& cl : sb.classes) {
+    if (cl.weight <= 0) continue;
+    terms.push_back(std::log(cl.weight) + div::log_theta(epsilon, std::sqrt(cl.energy) / s));
+  }
+  return terms.empty() ? -kInf : num::logsumexp(terms);
 }
 
 double mu_of(const Run& run, const Solution& sol) {
@@ -383,17 +486,44 @@ div::RdpCurve sgd_rdp_curve(const SgdParams& q) {
   }};
 }
 
+/// Details of a shuffled run: the worst case (mu, its GDP value for the query) next to the
+/// position average that the analysis reports.
+std::vector<Detail> shuffle_details(const Run& run, const Setting& st, const Query& query) {
+  const auto sb = shuffle_bound(run);
+  const double mu = std::sqrt(sb->worst) / st.s;
+  std::vector<Detail> out;
+  out.push_back({"mu", round_up(mu)});
+  out.push_back({"contraction_factor", st.c});
+  out.push_back({"sensitivity_over_noise", st.h / st.s});
+  out.push_back({"window", static_cast<double>(sb->worst_window)});
+  out.push_back({"batches_per_epoch", static_cast<double>(sb->l)});
+  // The GDP value of the worst case alone (what a known order would be certified with).
+  if (query.delta) {
+    const double target = std::log(*query.delta);
+    auto f = [&](double e) { return div::log_theta(e, mu) - target; };
+    out.push_back({"worst_case_epsilon", round_up(num::smallest_meeting(f, 0.0, 1.0, 1e4).value_or(kInf))});
+  } else if (query.epsilon) {
+    out.push_back({"worst_case_delta", delta_upper(div::log_theta(*query.epsilon, mu))});
+  }
+  out.push_back({"position_classes", static_cast<double>(sb->classes.size())});
+  // Epochs that read the record (at most once each): the composition baseline.
+  const double reads = static_cast<double>(sb->J + 1);
+  out.push_back({"composition_mu", round_up(std::sqrt(reads) * st.h / st.s)});
+  return out;
+}
+
 class ShiftedInterpolation final : public Analysis {
  public:
   std::string_view name() const override { return "shifted-interpolation"; }
   std::string_view citation() const override {
     return "Bok, Su, Altschuler 2024 (shifted interpolation, f-DP): the shifted-interpolation "
-           "lemma; NoisyGD (full batch), NoisyCGD (cyclic), NoisySGD (fixed-size batches, PLD)";
+           "lemma; NoisyGD (full batch), NoisyCGD (cyclic), shuffled batches (worst case over positions, "
+           "averaged over the last epoch's hidden position), NoisySGD (fixed-size batches, PLD)";
   }
 
   std::optional<std::string> check(const Run& run) const override {
     if (auto why = check_run(run)) return why;
-    if (run.sampling == Sampling::fixed) return std::nullopt;
+    if (run.sampling == Sampling::fixed || run.sampling == Sampling::shuffle) return std::nullopt;
     const Setting st = setting(run);
     if (!st.full && st.t % st.l != 0) {
       double work = static_cast<double>(st.l) * static_cast<double>(st.t);
@@ -415,6 +545,8 @@ class ShiftedInterpolation final : public Analysis {
       for (const auto& pld : b->plds) best = std::min(best, pld.log_delta(epsilon));
       return best;
     }
+    if (run.sampling == Sampling::shuffle)
+      return shuffle_log_delta(*shuffle_bound(run), setting(run).s, epsilon);
     const Solution sol = solve(run);
     return div::log_theta(epsilon, mu_of(run, sol));
   }
@@ -428,8 +560,14 @@ class ShiftedInterpolation final : public Analysis {
       for (const auto& pld : b->plds) best = std::min(best, pld.epsilon(delta));
       return best;
     }
-    const double mu = mu_of(run, solve(run));
     const double target = std::log(delta);
+    if (run.sampling == Sampling::shuffle) {
+      const auto sb = shuffle_bound(run);
+      const double s = setting(run).s;
+      auto f = [&](double e) { return shuffle_log_delta(*sb, s, e) - target; };
+      return num::smallest_meeting(f, 0.0, 1.0, 1e4).value_or(kInf);
+    }
+    const double mu = mu_of(run, solve(run));
     auto f = [&](double e) { return div::log_theta(e, mu) - target; };
     return num::smallest_meeting(f, 0.0, 1.0, 1e4).value_or(kInf);
   }
@@ -454,6 +592,7 @@ class ShiftedInterpolation final : public Analysis {
       return out;
     }
     const Setting st = setting(run);
+    if (run.sampling == Sampling::shuffle) return shuffle_details(run, st, query);
     const Solution sol = solve(run);
     std::vector<Detail> out;
     out.push_back({"mu", round_up(mu_of(run, sol))});
@@ -472,6 +611,9 @@ class ShiftedInterpolation final : public Analysis {
 
   std::string note(const Run& run) const override {
     if (run.sampling == Sampling::fixed) return {};
+    if (run.sampling == Sampling::shuffle)
+      return "shuffled batches: worst case over the earlier epochs (the record in their last "
+             "batch), delta averaged over its hidden position in the last epoch";
     const Solution sol = solve(run);
     if (sol.closed_form) return "cyclic: closed form (Q2) at the last batch position";
     return {};

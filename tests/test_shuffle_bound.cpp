@@ -1,0 +1,293 @@
+// shifted-interpolation on shuffled batches (docs/analyses/shifted-interpolation.md,
+// "Shuffled batches"): the O(1) epoch program against the dense program, every position
+// sequence of small runs against the shipped worst case and position average, the worst case
+// against the cyclic bound, the README main job's run, and the extremes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hsdp/accountant.hpp"
+#include "hsdp/analysis/analysis.hpp"
+#include "hsdp/divergence/hockey_stick.hpp"
+#include "hsdp/divergence/shift_program.hpp"
+#include "hsdp/run.hpp"
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const hsdp::AnalysisPtr& si() {
+  static const auto a = hsdp::find_analysis("shifted-interpolation");
+  return a;
+}
+
+/// L = 1: one step that reads the record shifts by h = eta 2/b; noise std s.
+hsdp::Run make_run(hsdp::Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t steps,
+                   double eta, double s, double beta, double lambda, double D = kInf) {
+  hsdp::Run run;
+  run.n = n;
+  run.batch_size = b;
+  run.steps = steps;
+  run.sampling = sampling;
+  run.eta = hsdp::Schedule(eta);
+  run.noise_std = hsdp::Schedule(s);
+  run.loss.lipschitz = 1.0;
+  run.loss.smoothness = beta;
+  run.loss.strong_convexity = lambda;
+  run.diameter = D;
+  run.release = hsdp::Release::last;
+  run.adjacency = hsdp::Adjacency::replace;
+  return run;
+}
+
+std::optional<double> detail(const hsdp::AnalysisResult& r, const std::string& name) {
+  for (const auto& d : r.details)
+    if (d.name == name) return d.value;
+  return std::nullopt;
+}
+
+/// The dense shift sequence of an epoch structure (the program's own input).
+std::vector<double> dense(double h, std::int64_t l, std::int64_t J, std::int64_t r,
+                          std::optional<std::int64_t> final_position) {
+  std::vector<double> s(static_cast<std::size_t>(J * l + r), 0.0);
+  for (std::int64_t e = 1; e <= J; ++e) s[static_cast<std::size_t>(e * l - 1)] = h;
+  if (final_position) s[static_cast<std::size_t>(J * l + *final_position - 1)] += h;
+  return s;
+}
+
+TEST(ShiftProgram, EpochStructureEqualsTheDenseProgram) {
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int checked = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const std::int64_t l = 1 + static_cast<std::int64_t>(9 * u(g));
+    const std::int64_t J = static_cast<std::int64_t>(40 * u(g));
+    const std::int64_t r = 1 + static_cast<std::int64_t>(static_cast<double>(l) * u(g));
+    std::optional<std::int64_t> f;
+    if (u(g) < 0.8) f = 1 + static_cast<std::int64_t>(static_cast<double>(r) * u(g));
+    const double pick = u(g);
+    const double c = pick < 0.2 ? 1.0 : pick < 0.3 ? 0.0 : pick < 0.5 ? 1 - 1e-6 * u(g) : u(g);
+    const double h = std::pow(10.0, 2 * u(g) - 1);
+    const double gap = u(g) < 0.5 ? 0.0 : std::pow(10.0, 3 * u(g) - 1);
+    const double fast = hsdp::div::shift_energy_epochs(c, h, l, J, r, f, gap);
+    const double exact = hsdp::div::shift_energy(c, gap, dense(h, l, J, r, f));
+    // Both round up; the O(1) form by 1e-12 relative.
+    EXPECT_GE(fast, exact * (1 - 1e-13) - 1e-320) << "c=" << c << " l=" << l << " J=" << J << " r=" << r;
+    EXPECT_LE(fast, exact * (1 + 1e-10) + 1e-300) << "c=" << c << " l=" << l << " J=" << J << " r=" << r;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4000);
+  // (Q2) is the all-last sequence of whole epochs.
+  for (double c : {1.0, 0.99, 0.7})
+    EXPECT_NEAR(hsdp::div::shift_energy_epochs(c, 0.3, 8, 35, 8, 8, 0.0),
+                hsdp::div::shift_energy_cyclic_last(c, 0.3, 8, 36), 1e-12);
+  EXPECT_THROW(hsdp::div::shift_energy_epochs(1.0, 1.0, 4, 2, 5, std::nullopt, 0.0), std::invalid_argument);
+  EXPECT_THROW(hsdp::div::shift_energy_epochs(1.0, 1.0, 4, 2, 4, 5, 0.0), std::invalid_argument);
+  EXPECT_THROW(hsdp::div::shift_energy_epochs(1.0, -1.0, 4, 2, 4, 1, 0.0), std::invalid_argument);
+  // Huge horizons stay finite and O(1).
+  const double big = hsdp::div::shift_energy_epochs(1.0, 1.0, 8, std::int64_t{1} << 37, 8, 8, 0.0);
+  EXPECT_NEAR(big, 1.0 + static_cast<double>(std::int64_t{1} << 37) / 8.0, 1e-10 * big);
+  const double sc = hsdp::div::shift_energy_epochs(0.999, 1.0, 8, std::int64_t{1} << 37, 8, 8, 0.0);
+  EXPECT_NEAR(sc, hsdp::div::shift_energy_cyclic_last(0.999, 1.0, 8, (std::int64_t{1} << 37) + 1), 1e-9);
+}
+
+/// Every position sequence of a shuffled run: per epoch the record is at one of the l
+/// positions (probability b/n each) or, when l b < n, in no batch (1 - l b/n); the last,
+/// possibly partial, epoch of r steps reads it at j <= r (b/n each) or not (1 - r b/n).
+struct Sequence {
+  std::vector<double> shifts;
+  double probability;
+};
+
+std::vector<Sequence> all_sequences(std::int64_t n, std::int64_t b, std::int64_t t, double h) {
+  const std::int64_t l = n / b, epochs = (t + l - 1) / l;
+  const double pos = static_cast<double>(b) / static_cast<double>(n);
+  std::vector<Sequence> out;
+  std::vector<std::int64_t> p(static_cast<std::size_t>(epochs), 0);  // 0 = not read
+  std::function<void(std::int64_t, double)> rec = [&](std::int64_t e, double prob) {
+    if (e == epochs) {
+      Sequence s{std::vector<double>(static_cast<std::size_t>(t), 0.0), prob};
+      for (std::int64_t k = 0; k < epochs; ++k)
+        if (p[static_cast<std::size_t>(k)] > 0) s.shifts[static_cast<std::size_t>(k * l + p[static_cast<std::size_t>(k)] - 1)] = h;
+      out.push_back(std::move(s));
+      return;
+    }
+    const std::int64_t steps = std::min(l, t - e * l);
+    for (std::int64_t j = 1; j <= steps; ++j) {
+      p[static_cast<std::size_t>(e)] = j;
+      rec(e + 1, prob * pos);
+    }
+    const double none = 1.0 - static_cast<double>(steps) * pos;
+    if (none > 1e-15) {
+      p[static_cast<std::size_t>(e)] = 0;
+      rec(e + 1, prob * none);
+    }
+  };
+  rec(0, 1.0);
+  return out;
+}
+
+/// The lemma's best value for one fixed sequence: from W_0, and from a gap D at EVERY tau.
+double sequence_energy(double c, double D, const std::vector<double>& s) {
+  double best = hsdp::div::shift_energy(c, 0.0, s);
+  if (std::isfinite(D))
+    for (std::size_t tau = 1; tau < s.size(); ++tau)
+      best = std::min(best, hsdp::div::shift_energy(
+                                c, D, std::vector<double>(s.begin() + static_cast<std::ptrdiff_t>(tau), s.end())));
+  return best;
+}
+
+// Deliverable: no position sequence is worse than the sequence the bound uses, and the
+// position average is at least the average over all sequences of their own bounds.
+TEST(ShuffledBatches, EverySequenceOfSmallRunsIsCoveredExhaustively) {
+  int configurations = 0, sequences = 0;
+  for (std::int64_t l : {1, 2, 3, 4, 5, 6})
+    for (std::int64_t E : {1, 2, 3, 4}) {
+      if (l == 6 && E == 4) continue;  // 7^4 sequences x 24 windows: covered by l = 5
+      for (std::int64_t extra : {0, 1})      // n = l b (+ b - 1 records left out per epoch)
+        for (std::int64_t cut : {0, 1}) {    // whole epochs, or the last one a step short
+          if (cut == 1 && l == 1) continue;
+          const std::int64_t b = 2, n = l * b + extra, t = E * l - cut;
+          for (double c : {1.0, 0.9, 0.6})
+            for (double D : {kInf, 0.7}) {
+              const double eta = 1.0, beta = 1.0;
+              const double lambda = 1.0 - c;  // c = max(|1 - eta lambda|, |1 - eta beta|) = 1 - lambda
+              const double s = 0.8;
+              const auto run = make_run(hsdp::Sampling::shuffle, n, b, t, eta, s, beta, lambda, D);
+              const double h = eta * 2.0 / static_cast<double>(b);
+              const auto res = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+              ASSERT_TRUE(res.applicable) << res.reason;
+              const double mu_shipped = *detail(res, "mu");
+              const auto seqs = all_sequences(n, b, t, h);
+              double worst = 0.0, total = 0.0;
+              std::vector<double> energies;
+              for (const auto& q : seqs) {
+                energies.push_back(sequence_energy(c, D, q.shifts));
+                worst = std::max(worst, energies.back());
+                total += q.probability;
+              }
+              ASSERT_NEAR(total, 1.0, 1e-12);
+              // (a) the worst case: never below any sequence; equal without windows.
+              EXPECT_GE(mu_shipped, std::sqrt(worst) / s * (1 - 1e-12))
+                  << "l=" << l << " E=" << E << " n=" << n << " t=" << t << " c=" << c << " D=" << D;
+              if (!std::isfinite(D)) EXPECT_NEAR(mu_shipped, std::sqrt(worst) / s, 1e-8);
+              // (b) the position average: delta(eps) >= sum_p P(p) theta_eps(mu(p)).
+              for (double eps : {0.0, 0.3, 1.0, 3.0}) {
+                const auto at = si()->evaluate(run, hsdp::Query::at_epsilon(eps));
+                double avg = 0.0;
+                for (std::size_t i = 0; i < seqs.size(); ++i)
+                  avg += seqs[i].probability * hsdp::div::theta(eps, std::sqrt(energies[i]) / s);
+                EXPECT_GE(*at.delta, avg * (1 - 1e-9))
+                    << "l=" << l << " E=" << E << " n=" << n << " t=" << t << " c=" << c << " eps=" << eps;
+                // ... and never above the worst case alone.
+                EXPECT_LE(*at.delta, hsdp::div::theta(eps, mu_shipped) * (1 + 1e-8) + 1e-300);
+              }
+              ++configurations;
+              sequences += static_cast<int>(seqs.size());
+            }
+        }
+    }
+  EXPECT_GT(configurations, 400);
+  EXPECT_GT(sequences, 50000);
+}
+
+TEST(ShuffledBatches, WorstCaseIsTheCyclicBound) {
+  std::mt19937_64 g(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < 200; ++i) {
+    const std::int64_t b = 1 + static_cast<std::int64_t>(6 * u(g));
+    const std::int64_t l = 2 + static_cast<std::int64_t>(10 * u(g));
+    const std::int64_t E = 1 + static_cast<std::int64_t>(30 * u(g));
+    const double eta = 0.05 + u(g), beta = 1.0 / eta * (0.2 + 1.8 * u(g));
+    const double lambda = u(g) < 0.4 ? 0.0 : beta * u(g);
+    const double D = u(g) < 0.5 ? kInf : std::pow(10.0, 2 * u(g) - 1);
+    const double s = std::pow(10.0, 2 * u(g) - 1);
+    auto run = make_run(hsdp::Sampling::cyclic, b * l, b, E * l, eta, s, beta, lambda, D);
+    const auto cyc = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+    run.sampling = hsdp::Sampling::shuffle;
+    const auto shu = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+    ASSERT_TRUE(cyc.applicable && shu.applicable) << cyc.reason << shu.reason;
+    // Same windows (whole epochs from a gap D) and the same worst sequence.
+    EXPECT_NEAR(*detail(shu, "mu"), *detail(cyc, "mu"), 1e-8 * *detail(cyc, "mu"));
+    EXPECT_LE(*shu.epsilon, *cyc.epsilon);
+    EXPECT_LE(*detail(shu, "mu"), *detail(shu, "composition_mu") * (1 + 1e-8));
+  }
+}
+
+// The README main job's run with --sampling shuffle (issue: composition-pld 9.76 and
+// shifted-interpolation not applicable before; cyclic at the same noise 0.99994).
+TEST(ShuffledBatches, MainJobRunIsCertifiedAtMostTheCyclicValue) {
+  auto run = make_run(hsdp::Sampling::shuffle, 12000, 1500, 288, 3.96, 3.96 * 0.0163098763, 0.5,
+                      0.0, 200.0);
+  run.loss.lipschitz = std::sqrt(2.0);
+  run.dimension = 785;
+  const auto report = hsdp::account(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(report.best);
+  EXPECT_EQ(report.analyses[*report.best].name, "shifted-interpolation");
+  const auto shu = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+  run.sampling = hsdp::Sampling::cyclic;
+  const auto cyc = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+  EXPECT_NEAR(*cyc.epsilon, 0.9999359552, 1e-9);
+  EXPECT_NEAR(*detail(shu, "worst_case_epsilon"), *cyc.epsilon, 1e-9);
+  EXPECT_LE(*shu.epsilon, *cyc.epsilon);
+  // c = 1, l = 8: the last-epoch classes j <= 4 have E = h^2 ((E-2)/l + 4/(l+1)), j >= 5
+  // h^2 ((E-2)/l + 1/j + 1/(l-j+1)) (the taut string's closed form at c = 1, docs).
+  const double h = 3.96 * 2 * std::sqrt(2.0) / 1500, s = 3.96 * 0.0163098763;
+  const double base = 34.0 / 8.0;
+  std::vector<double> mus;
+  for (int j = 1; j <= 8; ++j)
+    mus.push_back(h / s * std::sqrt(base + (j <= 4 ? 4.0 / 9.0 : 1.0 / j + 1.0 / (9 - j))));
+  run.sampling = hsdp::Sampling::shuffle;
+  for (double eps : {0.5, 0.9, 1.5}) {
+    double avg = 0.0;
+    for (double mu : mus) avg += hsdp::div::theta(eps, mu) / 8.0;
+    const auto d = si()->evaluate(run, hsdp::Query::at_epsilon(eps));
+    // Reported deltas are rounded up (1 + 1e-9, then 10 digits).
+    EXPECT_GE(*d.delta, avg) << eps;
+    EXPECT_LE(*d.delta, avg * (1 + 3e-9)) << eps;
+  }
+}
+
+TEST(ShuffledBatches, ExtremesAreFiniteOrInfiniteNeverNan) {
+  struct Case { std::int64_t n, b, t; double s, lambda, D; };
+  const std::vector<Case> cases{
+      {std::int64_t{1} << 40, 1, std::int64_t{1} << 40, 1.0, 0.0, kInf},  // l = 2^40, one epoch
+      {1000, 10, std::int64_t{1} << 40, 0.01, 0.0, kInf},                 // 2^40 steps, c = 1
+      {1000, 10, std::int64_t{1} << 40, 0.01, 1e-12, 3.0},                // c = 1 - 1e-12, windows
+      {1000, 10, (std::int64_t{1} << 40) + 7, 0.01, 0.3, kInf},           // partial last epoch
+      {1000, 999, 1000000, 1e-300, 0.0, kInf},                            // l = 1, tiny noise
+      {1000, 3, 5000, 1e300, 0.0, 1.0},                                   // huge noise
+      {7, 3, 5, 1.0, 0.999, kInf},                                        // c ~ 0, b not dividing n
+  };
+  for (const auto& cs : cases) {
+    const auto run = make_run(hsdp::Sampling::shuffle, cs.n, cs.b, cs.t, 1.0, cs.s, 1.0, cs.lambda, cs.D);
+    for (double delta : {1e-300, 1e-5, 0.5}) {
+      const auto r = si()->evaluate(run, hsdp::Query::at_delta(delta));
+      ASSERT_TRUE(r.applicable) << r.reason;
+      ASSERT_TRUE(r.epsilon && !std::isnan(*r.epsilon)) << cs.n << " " << cs.t;
+      EXPECT_GE(*r.epsilon, 0.0);
+    }
+    double last = kInf;
+    for (double eps : {0.0, 1e-9, 1.0, 60.0, 700.0}) {
+      const auto r = si()->evaluate(run, hsdp::Query::at_epsilon(eps));
+      ASSERT_TRUE(r.delta && !std::isnan(*r.delta));
+      EXPECT_LE(*r.delta, last);
+      last = *r.delta;
+    }
+  }
+  // Huge noise: nothing leaks; tiny noise: no finite guarantee at small delta.
+  auto quiet = make_run(hsdp::Sampling::shuffle, 1000, 3, 5000, 1.0, 1e300, 1.0, 0.0, 1.0);
+  EXPECT_EQ(*si()->evaluate(quiet, hsdp::Query::at_delta(1e-5)).epsilon, 0.0);
+  auto loud = make_run(hsdp::Sampling::shuffle, 1000, 999, 1000000, 1.0, 1e-300, 1.0, 0.0, kInf);
+  EXPECT_EQ(*si()->evaluate(loud, hsdp::Query::at_delta(1e-5)).epsilon, kInf);
+}
+
+}  // namespace
