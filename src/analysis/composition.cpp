@@ -18,8 +18,14 @@
 //   full    : q = 1, the Gaussian mechanism (sensitivity 1 for add/remove, 2 for replace);
 //   shuffle, cyclic : treated as q = 1 at every step (conservative: every step is at most
 //             the non-subsampled Gaussian mechanism whatever the batching, by joint
-//             convexity; no amplification by shuffling is claimed). Cyclic with replace-one
-//             neighbours charges only the ceil(T b / n) steps that can read a given record.
+//             convexity; no amplification by shuffling is claimed). With replace-one
+//             neighbours only the steps that can read a given record are charged: cyclic
+//             ceil(T b / n); shuffle ceil(T / l), l = floor(n/b) batches per epoch, since a
+//             permutation reads each record at most once per epoch. For shuffled batches
+//             this holds for every fixed permutation, and the run's output pair is the
+//             mixture over permutations with equal weights for both neighbours (the
+//             permutation does not depend on the data): a mixture of pairs that each meet a
+//             bound meets it (joint convexity of E_gamma; quasi-convexity of D_alpha).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -109,16 +115,23 @@ CompositionParams composition_params(const Run& run) {
   } else {
     for (std::int64_t t = 1; t <= run.steps; ++t) ++p.z_counts[z_at(t)];
   }
-  if (run.sampling == Sampling::cyclic && run.adjacency == Adjacency::replace) {
+  if ((run.sampling == Sampling::cyclic || run.sampling == Sampling::shuffle) &&
+      run.adjacency == Adjacency::replace) {
     // Cyclic batches over a fixed order, replace-one: positions do not move, and the record
     // at position p (0-based) is in the batch of exactly ceil((T b - p)/n) steps, at most
-    // k = ceil(T b / n). The other steps do not read it, so (every iterate released,
+    // k = ceil(T b / n). Shuffled batches: at most once per epoch of l = floor(n/b) steps,
+    // k = ceil(T / l). The other steps do not read it, so (every iterate released,
     // adaptive composition) they add no privacy loss. Charge the k steps with the smallest
     // noise multiplier (a superset of any record's steps in the worst case). Under
     // add/remove the positions shift, so no such count is used there.
-    const double tb = static_cast<double>(run.steps) * static_cast<double>(run.batch_size);
-    std::int64_t k = std::min<std::int64_t>(
-        run.steps, static_cast<std::int64_t>(std::ceil(tb / static_cast<double>(run.n))));
+    std::int64_t k = run.steps;
+    if (run.sampling == Sampling::cyclic) {
+      const double tb = static_cast<double>(run.steps) * static_cast<double>(run.batch_size);
+      k = std::min<std::int64_t>(run.steps, static_cast<std::int64_t>(std::ceil(tb / static_cast<double>(run.n))));
+    } else {
+      const std::int64_t l = std::max<std::int64_t>(1, run.n / run.batch_size);
+      k = run.steps / l + (run.steps % l != 0 ? 1 : 0);
+    }
     std::map<double, std::int64_t> kept;
     for (const auto& [z, count] : p.z_counts) {
       if (k <= 0) break;
