@@ -210,6 +210,7 @@ int run_train(const Options& o) {
     if (u.sensitivity) cfg["adjacency"]["sensitivity"] = *u.sensitivity;
   }
   cfg["released_step"] = r.released_step;
+  if (!r.batch_order.empty()) cfg["batch_order"] = r.batch_order;
   cfg["preprocessing"] = prep_text;
   cfg["split"] = split_text;
   cfg["labels"] = train_set.labels.describe();
@@ -246,6 +247,7 @@ int run_train(const Options& o) {
                            r.released_step, r.run.steps);
   if (r.user_level) std::cout << fmt::format("adjacency: {}\n", r.user_level->description);
   if (!r.plan_summary.empty()) std::cout << fmt::format("plan: {}\n", r.plan_summary);
+  if (!r.batch_order.empty()) std::cout << fmt::format("batches: {}\n", r.batch_order);
   std::cout << fmt::format("randomness: {}\n", doc["randomness"].get<std::string>());
   for (const auto& note : r.notes) std::cout << "note: " << note << "\n";
   if (tr.accuracy)

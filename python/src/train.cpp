@@ -374,6 +374,8 @@ user, n = the number of users, user-level adjacency; result.user_level states it
       .def_property_readonly("convention", [](const PyTrainResult& r) { return std::string(to_string(r.result.convention)); })
       .def_property_readonly("sigma", [](const PyTrainResult& r) { return r.result.sigma; })
       .def_property_readonly("released_step", [](const PyTrainResult& r) { return r.result.released_step; })
+      .def_property_readonly("batch_order", [](const PyTrainResult& r) { return r.result.batch_order; },
+                             "How the batches were drawn (the model file's configuration.batch_order)")
       .def_property_readonly("clipping_acts", [](const PyTrainResult& r) { return r.result.clipping_acts; })
       .def_property_readonly("clipped_examples", [](const PyTrainResult& r) { return r.result.clipped_examples; })
       .def_property_readonly("max_constraint_excess", [](const PyTrainResult& r) { return r.result.max_constraint_excess; })

@@ -136,7 +136,7 @@ Plan plan_noisy_sgd(const PlanProblem& p) {
   if (rule.batch_size >= p.n) {
     candidates.push_back(calibrate_policy(base, Sampling::full, p.epsilon, p.delta));
   } else {
-    for (Sampling s : {Sampling::cyclic, Sampling::poisson})
+    for (Sampling s : {Sampling::cyclic, Sampling::shuffle, Sampling::poisson})
       candidates.push_back(calibrate_policy(base, s, p.epsilon, p.delta));
   }
   const PolicyCandidate* best = nullptr;

@@ -87,8 +87,11 @@ std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_
         k.sampling = Sampling::full;
         batches = "b = n: full batches";
       } else {
+        // Deterministic and shuffled orders are certified by the last-iterate analyses only;
+        // with release = every, composition cannot amplify them, so Poisson alone.
         std::vector<Sampling> options{Sampling::poisson};
-        if (k.release != Release::every) options.insert(options.begin(), Sampling::cyclic);
+        if (k.release != Release::every)
+          options.insert(options.begin(), {Sampling::cyclic, Sampling::shuffle});
         TrainConfig probe = k;  // the run as planned, noise stated only to describe it
         probe.target_epsilon.reset();
         probe.sigma.reset();

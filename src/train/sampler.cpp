@@ -1,5 +1,7 @@
 #include "sampler.hpp"
 
+#include <fmt/format.h>
+
 #include <omp.h>
 
 #include <algorithm>
@@ -74,6 +76,38 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
       return;
     }
   }
+}
+
+std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t T,
+                                 bool seeded) {
+  const std::string generator =
+      seeded ? "the run's seeded generator: the same command with the same --seed draws the same order"
+             : "the run's generator from operating-system entropy: never written, not reproducible";
+  switch (sampling) {
+    case Sampling::full:
+      return "full: every record at every step";
+    case Sampling::poisson:
+      return fmt::format("poisson: each record in each step's batch independently with probability b/n = {}/{} ({})",
+                         b, n, generator);
+    case Sampling::fixed:
+      return fmt::format("fixed: each step {} records drawn uniformly without replacement ({})", b, generator);
+    case Sampling::shuffle: {
+      const std::int64_t l = n / b;
+      const std::int64_t epochs = T / l + (T % l != 0 ? 1 : 0);
+      return fmt::format(
+          "shuffle: each epoch a fresh uniformly random permutation (Fisher-Yates), cut into {} "
+          "batch{} of {}, {} record{} unused per epoch, {} epoch{} ({} steps; the last {}); the "
+          "permutations are hidden -- the certificate's position average assumes that they stay "
+          "unpublished ({})",
+          l, l == 1 ? "" : "es", b, n - l * b, n - l * b == 1 ? "" : "s", epochs, epochs == 1 ? "" : "s", T,
+          T % l == 0 ? "whole" : fmt::format("{} of {} batches", T % l, l), generator);
+    }
+    case Sampling::cyclic:
+      return fmt::format("cyclic: records in their stored order, step t reads records (t-1) b .. t b - 1 modulo n "
+                         "(b = {}, n = {}), the same order every epoch (deterministic)",
+                         b, n);
+  }
+  return {};
 }
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "hsdp/data/dataset.hpp"
@@ -31,6 +32,12 @@ class BatchSampler {
   std::vector<std::int64_t> perm_;
   double log1m_q_ = 0;
 };
+
+/// One line describing how BatchSampler draws the batches of `sampling` (n records,
+/// batch size b, T steps), for the model file: a user can tell from it which order was run
+/// and what a certificate of it assumes.
+std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t T,
+                                 bool seeded);
 
 /// Adds sum_i grad l(theta, x_i) over all records to grad in one fused pass over the rows
 /// (score and gradient per row while the row is in cache), OpenMP over rows with one

@@ -402,6 +402,7 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
     res.uses.assign(static_cast<std::size_t>(users), 0);
   }
   res.released_step = tau;
+  res.batch_order = describe_batch_order(plan.sampling, users, plan.batch, T, res.seeded);
   std::vector<double>& theta = res.model.theta;
   std::vector<double> message(P + 1), tmp(P), released = theta;
   std::vector<std::int64_t> ids(static_cast<std::size_t>(plan.batch));
@@ -607,6 +608,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
           ? std::uniform_int_distribution<std::int64_t>(1, T)(rng)  // hidden stopping time
           : T;
   res.released_step = tau;
+  res.batch_order = describe_batch_order(plan.sampling, n, plan.batch, T, res.seeded);
   res.uses.assign(static_cast<std::size_t>(n), 0);
   BatchSampler sampler(plan.sampling, n, plan.batch, rng);
   std::vector<double>& theta = res.model.theta;

@@ -16,11 +16,12 @@
 //   l      batches per epoch floor(sqrt(T / 4)) (the cyclic-batch price l^2 stays below T/4),
 //          raised so that an epoch count stays <= 100 (compute), then moved to a divisor of
 //          n when one lies within a factor 2 below; b = n / l, epochs = ceil(T / l);
-//   policy noisy-sgd: the candidates -- cyclic batches (certified by the last-iterate
-//          analyses) and Poisson batches of the same expected size (composition and the
-//          subsampling analyses) -- are calibrated for the target at the same (b, T, eta)
-//          and the one needing less noise is chosen (with release = every, Poisson only:
-//          composition cannot amplify deterministic batches); l = 1 is a full batch.
+//   policy noisy-sgd: the candidates -- cyclic and shuffled batches (certified by the
+//          last-iterate analyses) and Poisson batches of the same expected size (composition
+//          and the subsampling analyses) -- are calibrated for the target at the same
+//          (b, T, eta) and the one needing the least noise is chosen (ties: the earlier in
+//          that order; with release = every, Poisson only: composition cannot amplify
+//          deterministic or shuffled batches); l = 1 is a full batch.
 //          noisy-gd: T full-batch steps.
 #pragma once
 

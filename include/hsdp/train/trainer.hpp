@@ -162,6 +162,10 @@ struct TrainResult {
   Convention convention = Convention::altschuler;
   std::optional<double> sigma;    ///< the paper's sigma in `convention` (constant part)
   std::int64_t released_step = 0; ///< T, or the random stopping time tau in 1..T
+  /// How the batches of the run were drawn, in one line (the model file's
+  /// configuration.batch_order): the policy, batches per epoch, records unused per epoch,
+  /// which generator drew the order and how the run can be reproduced.
+  std::string batch_order;
   bool clipping_acts = false;
   std::int64_t clipped_examples = 0;  ///< per-example gradients that clipping scaled down
   /// Largest constraint excess over all iterates after projection (<= 0 up to rounding).
