@@ -47,8 +47,16 @@ TEST(Composition, FullBatchIsComposedGaussianMechanism) {
   // shuffle / cyclic with add/remove: conservatively q = 1 at every step
   auto cyc = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::cyclic);
   EXPECT_NEAR(*composition()->rdp_at(cyc, 3.0), 7 * 3.0 / 18.0, 1e-12);
+  auto shu_r = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::shuffle);
+  EXPECT_NEAR(*composition()->rdp_at(shu_r, 3.0), 7 * 3.0 / 18.0, 1e-12);
+  // shuffle, replace-one: at most once per epoch of floor(n/b) steps (7 steps of a 10-step
+  // epoch -> 1; 25 -> 3; b = 30 of n = 100: epochs of 3 steps, 7 steps -> 3)
   auto shu = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::shuffle, hsdp::Adjacency::replace);
-  EXPECT_NEAR(*composition()->rdp_at(shu, 3.0), 4 * 7 * 3.0 / 18.0, 1e-12);
+  EXPECT_NEAR(*composition()->rdp_at(shu, 3.0), 4 * 1 * 3.0 / 18.0, 1e-12);
+  auto shu3 = dpsgd_run(100, 10, 25, 3.0, 2.0, hsdp::Sampling::shuffle, hsdp::Adjacency::replace);
+  EXPECT_NEAR(*composition()->rdp_at(shu3, 3.0), 4 * 3 * 3.0 / 18.0, 1e-12);
+  auto shu_drop = dpsgd_run(100, 30, 7, 3.0, 2.0, hsdp::Sampling::shuffle, hsdp::Adjacency::replace);
+  EXPECT_NEAR(*composition()->rdp_at(shu_drop, 3.0), 4 * 3 * 3.0 / 18.0, 1e-12);
   // cyclic, replace-one: a record is read by ceil(T b / n) steps only (7*10/100 -> 1;
   // 25 steps -> 3), each a Gaussian step at sensitivity 2
   auto cyc_r = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::cyclic, hsdp::Adjacency::replace);
