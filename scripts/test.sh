@@ -31,7 +31,7 @@ if [[ "$mode" != "--sanitize" ]]; then
   # compare the module's results with the command's JSON). pytest exits 5 when it collects
   # no tests: not a failure.
   status=0
-  HSDP_CLI="$PWD/$dir/hsdp" PYTHONPATH="$PWD/$dir/python" \
+  HSDP_REQUIRE_TORCH=1 HSDP_CLI="$PWD/$dir/hsdp" PYTHONPATH="$PWD/$dir/python" \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests || status=$?
   if ((status != 0 && status != 5)); then exit "$status"; fi
 fi
