@@ -248,11 +248,11 @@ namespace {
 
 // ---- DP-SGD users: no --eta; both adjacencies ------------------------------------------------
 
-const std::string kDpSgd = " --n 60000 --batch-size 256 --sampling poisson --noise-multiplier 1.1 --clip 1 "
+const std::string kOpacusMnist = " --n 60000 --batch-size 256 --sampling poisson --noise-multiplier 1.1 --clip 1 "
                            "--steps 14062 --delta 1e-5";
 
 TEST(DpSgd, RunsWithoutEtaAndShowsBothAdjacencies) {
-  const auto t = run_cli("account" + kDpSgd);
+  const auto t = run_cli("account" + kOpacusMnist);
   ASSERT_EQ(t.status, 0) << t.err;
   EXPECT_NE(t.out.find("eta=unknown"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("adjacency: replace-one"), std::string::npos) << t.out;
@@ -260,7 +260,7 @@ TEST(DpSgd, RunsWithoutEtaAndShowsBothAdjacencies) {
   EXPECT_NE(t.out.find("not applicable: needs the step size eta (--eta)"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("best: composition-pld (epsilon = 4.22"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("best under add/remove-one: composition-pld (epsilon = 2.38"), std::string::npos) << t.out;
-  const auto j = run_cli("account --json" + kDpSgd);
+  const auto j = run_cli("account --json" + kOpacusMnist);
   ASSERT_EQ(j.status, 0) << j.err;
   const json doc = json::parse(j.out);
   EXPECT_EQ(doc["adjacency"], "replace");
@@ -269,7 +269,7 @@ TEST(DpSgd, RunsWithoutEtaAndShowsBothAdjacencies) {
   for (const auto& a : doc["analyses"])
     if (a["name"] == "composition-pld") EXPECT_EQ(a["add_remove"]["epsilon"], doc["best_add_remove"]["epsilon"]);
   // Under --adjacency remove: that value is the run's own, nothing beside it.
-  const auto r = run_cli("account --json --adjacency remove" + kDpSgd);
+  const auto r = run_cli("account --json --adjacency remove" + kOpacusMnist);
   ASSERT_EQ(r.status, 0) << r.err;
   const json removed = json::parse(r.out);
   EXPECT_EQ(removed["best"]["epsilon"], doc["best_add_remove"]["epsilon"]);
