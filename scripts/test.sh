@@ -29,13 +29,13 @@ ctest --test-dir "$dir" --output-on-failure -j"$(nproc)"
 if [[ "$mode" != "--sanitize" ]]; then
   # The Python module's tests run against the INSTALLED package: `pip install .` into a venv
   # that also sees Debian's numpy, pytest and matplotlib. The build backend reuses this build
-  # tree (-C build-dir), so the module is not compiled twice. The tests compare the module's
+  # tree (--config-settings build-dir), so the module is not compiled twice. The tests compare the module's
   # results with the `hsdp` command just built, and build the wheel and install it in a fresh
   # venv (HSDP_BUILD_DIR). pytest exits 5 when it collects no tests: not a failure.
   venv="$dir/venv"
   [[ -x "$venv/bin/python" ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
   "$venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps --force-reinstall \
-    -C build-dir="$PWD/$dir" .
+    --config-settings build-dir="$PWD/$dir" .
   status=0
   HSDP_CLI="$PWD/$dir/hsdp" HSDP_BUILD_DIR="$PWD/$dir" HSDP_EXPECT_INSTALLED=1 \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests || status=$?

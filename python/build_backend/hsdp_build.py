@@ -19,7 +19,7 @@ and no build requirement beyond the Debian packages of scripts/install-deps.sh.
 The version is CMake's project version (CMakeLists.txt), the one source of hsdp.__version__
 and `hsdp --version`.
 
-Where CMake builds: config setting "build-dir" (pip -C build-dir=DIR, python3 -m build
+Where CMake builds: config setting "build-dir" (pip --config-settings build-dir=DIR, python3 -m build
 -C build-dir=DIR), else $HSDP_BUILD_DIR, else build-python/ in the source tree. An existing
 tree is reused as it is configured (scripts/test.sh installs from the test build, build/,
 so the module is compiled once); a new one is configured for Release, module only. Parallel
