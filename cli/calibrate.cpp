@@ -70,12 +70,14 @@ std::function<int()> add_calibrate(CLI::App& app) {
       std::cout << fmt::format("target: epsilon <= {} at delta = {}\n\n", show(epsilon), show(delta));
       switch (which) {
         case CalibrationParameter::noise:
-          std::cout << fmt::format("smallest {} = {}  ({}; parameter-space std {})\n", r.name,
+          // Without a step size the std is known per unit of eta (Run::eta_known).
+          std::cout << fmt::format("smallest {} = {}  ({}; parameter-space std {}{})\n", r.name,
                                    show_up(r.value), describe_unit(r),
                                    r.run.noise_std.is_constant()
                                        ? show_up(r.run.noise_std.at(1))
                                        : fmt::format("{}..{}", show_up(r.run.noise_std.min()),
-                                                     show_up(r.run.noise_std.max())));
+                                                     show_up(r.run.noise_std.max())),
+                                   r.run.eta_known ? "" : " x eta");
           break;
         case CalibrationParameter::steps:
           std::cout << fmt::format("largest steps = {}{}\n", static_cast<std::int64_t>(r.value),

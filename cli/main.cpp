@@ -14,6 +14,7 @@
 #include "field_names.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/distributed.hpp"
+#include "hsdp/version.hpp"
 
 namespace hsdp::cli {
 std::vector<Command>& commands() {
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   hsdp::use_field_names(hsdp::cli::flag_names(), hsdp::cli::flag_names());
   CLI::App app{"hsdp: differential privacy of the last iterate of noisy gradient descent"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("hsdp {}", hsdp::version()), "Print the version and exit");
   auto& registered = hsdp::cli::commands();
   std::sort(registered.begin(), registered.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -54,6 +56,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return finish(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
+    return finish(app.exit(e));
+  } catch (const CLI::CallForVersion& e) {
     return finish(app.exit(e));
   } catch (const CLI::ParseError& e) {
     app.exit(e);

@@ -63,7 +63,8 @@ def signature_line(obj) -> str:
     lines = (obj.__doc__ or "").strip().splitlines()
     for line in lines:
         line = re.sub(r"^\d+\.\s*", "", line.strip())
-        if re.match(r"^\w+\(.*\)( -> .+)?$", line):
+        # a property's getter has no name: "(arg0: hsdp.Run) -> int"
+        if re.match(r"^\w*\(.*\)( -> .+)?$", line):
             return line
     return ""
 
@@ -94,7 +95,7 @@ def stub_def(name: str, obj, indent: str, method: bool) -> str:
 
 def stub_property(name: str, prop, indent: str) -> str:
     line = signature_line(prop.fget) if prop.fget else ""
-    m = re.match(r"^\w+\(.*\)(?: -> (.+))?$", line)
+    m = re.match(r"^\w*\(.*\)(?: -> (.+))?$", line)
     ret = clean(m.group(1)) if m and m.group(1) else "Any"
     return f"{indent}@property\n{indent}def {name}(self) -> {ret}: ...\n"
 
@@ -116,7 +117,12 @@ def stub_class(name: str, cls) -> str:
     if doc:
         out.append(f'    """{doc[0].strip()}"""\n\n')
     sig = cls.__dict__.get("__signature__")
-    if isinstance(sig, inspect.Signature):
+    # hsdp.Run's carries the keywords' types; a signature without annotations (the module
+    # gives every class with a constructor one, python/src/signatures.cpp) leaves the types
+    # to pybind11's typed line of __init__.
+    typed = isinstance(sig, inspect.Signature) and all(
+        p.annotation is not inspect.Parameter.empty for p in sig.parameters.values())
+    if typed:
         out.append(stub_init_from_signature(sig, "    "))
     elif "__init__" in cls.__dict__ and signature_line(cls.__init__):
         out.append(stub_def("__init__", cls.__init__, "    ", method=True))

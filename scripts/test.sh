@@ -27,11 +27,17 @@ fi
 cmake --build "$dir" -j"$(nproc)"
 ctest --test-dir "$dir" --output-on-failure -j"$(nproc)"
 if [[ "$mode" != "--sanitize" ]]; then
-  # The Python module's tests against the module and the `hsdp` command just built (they
-  # compare the module's results with the command's JSON). pytest exits 5 when it collects
-  # no tests: not a failure.
+  # The Python module's tests run against the INSTALLED package: `pip install .` into a venv
+  # that also sees Debian's numpy, pytest and matplotlib. The build backend reuses this build
+  # tree (--config-settings build-dir), so the module is not compiled twice. The tests compare the module's
+  # results with the `hsdp` command just built, and build the wheel and install it in a fresh
+  # venv (HSDP_BUILD_DIR). pytest exits 5 when it collects no tests: not a failure.
+  venv="$dir/venv"
+  [[ -x "$venv/bin/python" ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps --force-reinstall \
+    --config-settings build-dir="$PWD/$dir" .
   status=0
-  HSDP_REQUIRE_TORCH=1 HSDP_CLI="$PWD/$dir/hsdp" PYTHONPATH="$PWD/$dir/python" \
-    /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests || status=$?
+  HSDP_REQUIRE_TORCH=1 HSDP_CLI="$PWD/$dir/hsdp" HSDP_BUILD_DIR="$PWD/$dir" HSDP_EXPECT_INSTALLED=1 \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests || status=$?
   if ((status != 0 && status != 5)); then exit "$status"; fi
 fi

@@ -116,6 +116,8 @@ void Run::validate() const {
     fail("batch-size", std::to_string(batch_size),
          fmt::format("equal to n = {} for full-batch sampling", n));
   validate_schedule(eta, "eta", steps);
+  if (!eta_known && !(eta.is_constant() && eta.at(1) == 1.0))
+    fail("eta", "a step size", "the unit 1 when the step size is unknown (eta_known = false)");
   validate_schedule(noise_std, "noise-std", steps);
   if (loss.lipschitz) require_positive("lipschitz", *loss.lipschitz);
   if (loss.smoothness) require_positive("smoothness", *loss.smoothness);
@@ -150,9 +152,11 @@ std::string Run::summary() const {
     return s.is_constant() ? report::g10(s.at(1))
                            : fmt::format("schedule[{}..{}]", report::g10(s.min()), report::g10(s.max()));
   };
-  std::string out = fmt::format("n={} steps={} batch={} sampling={} eta={} noise={} std={}", n,
-                                steps, batch_size, to_string(sampling), sched(eta),
-                                to_string(noise), sched(noise_std));
+  // With the step size unknown the noise is known per unit of step size: "std=0.0043*eta".
+  std::string out = fmt::format("n={} steps={} batch={} sampling={} eta={} noise={} std={}{}", n,
+                                steps, batch_size, to_string(sampling),
+                                eta_known ? sched(eta) : std::string("unknown"), to_string(noise),
+                                sched(noise_std), eta_known ? "" : "*eta");
   if (loss.lipschitz) out += fmt::format(" L={}", show(*loss.lipschitz));
   if (loss.smoothness) out += fmt::format(" beta={}", show(*loss.smoothness));
   if (loss.strong_convexity > 0) out += fmt::format(" lambda={}", show(loss.strong_convexity));

@@ -100,7 +100,7 @@ const std::vector<Binding>& bindings() {
       wd({"sampling", "Batch policy: full|poisson|fixed|shuffle|cyclic (default: cyclic, or full "
                       "when batch-size = n)"},
          &RunSpec::sampling),
-      re({"eta", "Step size eta (the base value of eta_schedule)"}, &RunSpec::eta),
+      re({"eta", "Step size eta (the base value of eta_schedule); unstated: the analyses that need it are skipped"}, &RunSpec::eta),
       wd({"eta_schedule", "Step sizes: constant (eta), inv-sqrt (eta/sqrt(t)), inv-t (eta/t)"},
          &RunSpec::eta_schedule),
       wd({"noise", "Noise distribution: gaussian|laplace (default gaussian)"}, &RunSpec::noise),
@@ -213,7 +213,7 @@ RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& no
   s.steps = run.steps;
   s.batch_size = run.batch_size;
   s.sampling = std::string(to_string(run.sampling));
-  s.eta = run.eta.at(1);
+  if (run.eta_known) s.eta = run.eta.at(1);
   if (!run.eta.is_constant()) {
     // make_schedule's own values for each shape: an exact match names the shape.
     bool found = false;
@@ -230,6 +230,10 @@ RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& no
     s.convention = std::string(to_string(noise->convention));
   } else if (noise && noise->unit == NoiseUnit::multiplier) {
     s.noise_multiplier = noise->value;
+  } else if (!run.eta_known) {
+    // The std per unit of step size is a journal sigma (std = eta sigma; Laplace: sqrt(2) eta v).
+    s.sigma = sigma_from_noise_std(Convention::journal, run.noise_std.at(1), 1.0, run.batch_size, run.noise);
+    s.convention = std::string(to_string(Convention::journal));
   } else {
     if (!run.noise_std.is_constant())
       fail("noise_std", "a per-step schedule", "constant to be stated as a noise std");
@@ -272,10 +276,18 @@ Run RunSpec::resolve() const {
                                            : Sampling::cyclic;
   run.steps = f.steps ? require_range(opt("steps"), *f.steps, 1, kMaxCount)
                       : std::max<std::int64_t>(1, run.n / run.batch_size);
-  if (!f.eta) fail(opt("eta"), "(missing)", "given: the step size, finite and > 0");
-  require_positive(opt("eta"), *f.eta);
   const auto shape = parse_name<ScheduleShape>(f.eta_schedule.value_or("constant"), opt("eta_schedule"));
-  run.eta = make_schedule(shape, *f.eta, run.steps);
+  if (f.eta) {
+    run.eta = make_schedule(shape, require_positive(opt("eta"), *f.eta), run.steps);
+  } else {
+    // The step size unknown (a DP-SGD user states the noise multiplier, not eta): the run is
+    // accounted in units of eta (Run::eta_known) by the analyses that read eta only through
+    // the noise relative to the step; the noise must then be stated relative to the step.
+    if (f.eta_schedule)
+      fail(opt("eta"), "(missing)", fmt::format("given with {}: its base value", error_field("eta_schedule")));
+    run.eta = Schedule(1.0);
+    run.eta_known = false;
+  }
   run.noise = parse_name<NoiseKind>(f.noise.value_or("gaussian"), opt("noise"));
 
   // The noise statement: exactly one of noise_std, sigma (with convention), noise_multiplier
@@ -313,6 +325,16 @@ Run RunSpec::resolve() const {
   }
   if (f.convention && !f.sigma)
     fail(opt("convention"), *f.convention, fmt::format("used together with {}", error_field("sigma")));
+  // A std in parameter space (noise_std, or chourasia's sqrt(2 eta) sigma) says nothing about
+  // the noise relative to the gradient step without the step size.
+  if (!run.eta_known &&
+      (noise.unit == NoiseUnit::std || (noise.unit == NoiseUnit::sigma && noise.convention == Convention::chourasia)))
+    fail(opt("eta"), "(missing)",
+         fmt::format("given with {}: the step size, finite and > 0 (without it only a noise stated relative "
+                     "to the step is accounted: {} with {}, or {} in the journal, isit, federated or "
+                     "altschuler convention)",
+                     noise.unit == NoiseUnit::std ? error_field("noise_std") : error_field("convention", "chourasia"),
+                     error_field("noise_multiplier"), error_field("clip"), error_field("sigma")));
   run.noise_std = noise_schedule(run, noise);
 
   run.loss.lipschitz = f.lipschitz;

@@ -2,11 +2,14 @@
 // conservatively. Uses small analyses with known closed forms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/run_spec.hpp"
 
 namespace {
 
@@ -314,6 +317,77 @@ TEST(PerIndex, SubsampleForLargeN) {
   for (std::int64_t k = 1; k <= 5; ++k)
     EXPECT_TRUE(std::binary_search(some.begin(), some.end(), n - k)) << k;
   EXPECT_THROW(hsdp::per_index_positions(n, 3), hsdp::InvalidArgument);
+}
+
+}  // namespace
+
+namespace {
+
+// Opacus' MNIST example as a DP-SGD user states it: no step size.
+hsdp::Run dp_sgd(std::optional<double> eta) {
+  hsdp::RunSpec s;
+  s.n = 60000;
+  s.batch_size = 256;
+  s.sampling = "poisson";
+  s.noise_multiplier = 1.1;
+  s.clip = 1;
+  s.steps = 14062;
+  s.eta = eta;
+  return s.resolve();
+}
+
+TEST(Accountant, WithoutEtaOnlyTheAnalysesThatReadTheNoiseRelativeToTheStepApply) {
+  const hsdp::Query q = hsdp::Query::at_delta(1e-5);
+  const hsdp::Report r = hsdp::account_request(dp_sgd(std::nullopt), q);
+  // With any step size, the same composition values: they read only z = std b / (eta C).
+  const hsdp::Report with_eta = hsdp::account(dp_sgd(0.37), q);
+  for (std::size_t i = 0; i < r.analyses.size(); ++i) {
+    const auto& a = r.analyses[i];
+    const bool ratio_only = a.name == "composition-rdp" || a.name == "composition-pld" ||
+                            a.name == "last-iterate-heuristic";
+    EXPECT_EQ(a.applicable, ratio_only) << a.name << ": " << a.reason;
+    if (ratio_only) {
+      EXPECT_EQ(*a.epsilon, *with_eta.analyses[i].epsilon) << a.name;
+    } else {
+      EXPECT_EQ(a.reason, "needs the step size eta (eta)") << a.name;
+      EXPECT_TRUE(hsdp::find_analysis(a.name)->not_applicable(dp_sgd(std::nullopt)).has_value());
+    }
+  }
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.analyses[*r.best].name, "composition-pld");
+  EXPECT_NEAR(*r.analyses[*r.best].epsilon, 4.22, 0.005);
+}
+
+TEST(Accountant, AReplaceOneReportGivesTheAddRemoveValuesBeside) {
+  const hsdp::Query q = hsdp::Query::at_delta(1e-5);
+  const hsdp::Run run = dp_sgd(std::nullopt);
+  const hsdp::Report r = hsdp::account_request(run, q);
+  // The add/remove values are the report of the same run under add/remove-one.
+  hsdp::Run remove = run;
+  remove.adjacency = hsdp::Adjacency::remove;
+  const hsdp::Report other = hsdp::account(remove, q);
+  ASSERT_EQ(r.add_remove.size(), 3u);  // composition-rdp, composition-pld, the heuristic
+  for (const auto& a : r.add_remove) {
+    const auto it = std::find_if(other.analyses.begin(), other.analyses.end(),
+                                 [&](const hsdp::AnalysisResult& x) { return x.name == a.name; });
+    ASSERT_NE(it, other.analyses.end());
+    EXPECT_EQ(*a.epsilon, *it->epsilon) << a.name;
+  }
+  ASSERT_TRUE(r.add_remove_best);
+  // Opacus and dp_accounting (add/remove, PLD) report 2.38 for this run.
+  EXPECT_EQ(r.add_remove[*r.add_remove_best].name, "composition-pld");
+  EXPECT_NEAR(*r.add_remove[*r.add_remove_best].epsilon, 2.38, 0.005);
+  const nlohmann::json j = hsdp::to_json(r);
+  EXPECT_EQ(j["adjacency"], "replace");
+  EXPECT_EQ(j["best_add_remove"]["name"], "composition-pld");
+  EXPECT_TRUE(j["run"]["eta"].is_null());
+  EXPECT_EQ(j["run"]["noise_std_per_eta"].get<double>(), 1.1 / 256);
+  // An add/remove run has nothing beside; neither has a report made without the request.
+  EXPECT_TRUE(hsdp::account_request(remove, q).add_remove.empty());
+  EXPECT_TRUE(hsdp::account_request(run, q, {}, false, 1000, false).add_remove.empty());
+  const std::string table = hsdp::to_table(r);
+  EXPECT_NE(table.find("adjacency: replace-one"), std::string::npos) << table;
+  EXPECT_NE(table.find("best under add/remove-one: composition-pld (epsilon = 2.38"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -139,3 +139,58 @@ TEST(StatedQuery, DefaultsAndChecks) {
 }
 
 }  // namespace
+
+namespace {
+
+// A DP-SGD statement (Opacus' MNIST example): noise multiplier and clip, no step size.
+RunSpec dp_sgd_without_eta() {
+  RunSpec s;
+  s.n = 60000;
+  s.batch_size = 256;
+  s.sampling = "poisson";
+  s.noise_multiplier = 1.1;
+  s.clip = 1;
+  s.steps = 14062;
+  return s;
+}
+
+TEST(RunSpec, WithoutEtaTheNoiseIsKeptPerUnitOfStep) {
+  const hsdp::Run r = dp_sgd_without_eta().resolve();
+  EXPECT_FALSE(r.eta_known);
+  EXPECT_EQ(r.eta.at(1), 1.0);
+  EXPECT_DOUBLE_EQ(r.noise_std.at(1), 1.1 * 1.0 / 256);  // z C / b per unit of eta
+  EXPECT_NE(r.summary().find("eta=unknown"), std::string::npos) << r.summary();
+  EXPECT_NE(r.summary().find("std=0.004296875*eta"), std::string::npos) << r.summary();
+  // A sigma whose std is eta sigma: the same.
+  RunSpec s;
+  s.n = 100;
+  s.sigma = 3;
+  s.convention = "journal";
+  EXPECT_DOUBLE_EQ(s.resolve().noise_std.at(1), 3.0);
+  // Stated again (RunSpec::stating): no eta, the noise as a journal sigma; resolves to the run.
+  const RunSpec again = RunSpec::stating(r);
+  EXPECT_FALSE(again.eta.has_value());
+  const hsdp::Run back = again.resolve();
+  EXPECT_FALSE(back.eta_known);
+  EXPECT_DOUBLE_EQ(back.noise_std.at(1), r.noise_std.at(1));
+}
+
+TEST(RunSpec, WithoutEtaAnAbsoluteNoiseIsAnError) {
+  RunSpec s;
+  s.n = 100;
+  s.noise_std = 1;
+  EXPECT_EQ(message(s).rfind("eta = (missing): must be given with noise_std: the step size", 0), 0u) << message(s);
+  s.noise_std.reset();
+  s.sigma = 1;
+  s.convention = "chourasia";  // std sqrt(2 eta) sigma: not proportional to eta
+  EXPECT_EQ(message(s).rfind("eta = (missing): must be given with convention = chourasia", 0), 0u) << message(s);
+  s.convention = "journal";
+  s.eta_schedule = "inv-sqrt";
+  EXPECT_EQ(message(s), "eta = (missing): must be given with eta_schedule: its base value");
+  // A run whose eta is unknown must hold the unit step (Run::validate).
+  hsdp::Run r = dp_sgd_without_eta().resolve();
+  r.eta = hsdp::Schedule(0.5);
+  EXPECT_THROW(r.validate(), hsdp::InvalidArgument);
+}
+
+}  // namespace

@@ -48,6 +48,13 @@ struct Report {
   std::optional<std::size_t> best;
   /// Filled by add_per_index (`hsdp account --per-index`); absent otherwise.
   std::optional<PerIndexView> per_index;
+  /// The same run under add/remove-one adjacency (one record added or removed: the adjacency
+  /// of Opacus and dp_accounting), for a replace-one run: the result of each analysis that
+  /// applies under both, in report order. Filled by add_add_remove (`hsdp account`); empty
+  /// otherwise.
+  std::vector<AnalysisResult> add_remove;
+  /// Index into `add_remove` of its tightest upper bound; nullopt when none.
+  std::optional<std::size_t> add_remove_best;
 };
 
 /// Validates the run, evaluates each analysis (all of them by default) and picks the best.
@@ -71,17 +78,32 @@ std::vector<std::int64_t> per_index_positions(std::int64_t n, std::int64_t max_p
 void add_per_index(Report& report, std::span<const AnalysisPtr> analyses,
                    std::int64_t max_points = 1000);
 
+/// The index of the tightest applicable upper bound among `results` for `query` (smallest
+/// epsilon for a delta query, smallest delta for an epsilon query); nullopt when none.
+std::optional<std::size_t> best_upper(const std::vector<AnalysisResult>& results, const Query& query);
+
+/// For a replace-one run, evaluates each analysis of `analyses` that applies to it again on
+/// the same run under add/remove-one adjacency (Report::add_remove), so that the number can
+/// be read next to the accountants that assume add/remove (Opacus, dp_accounting). Nothing
+/// for an add/remove run.
+void add_add_remove(Report& report, std::span<const AnalysisPtr> analyses);
+
 /// The `account` request (`hsdp account`, hsdp.account): every analysis, or only `chosen`;
 /// with per_index, the per-index view at up to per_index_points positions (>= 16; the run
-/// must not fix Run::index). An analysis chosen by name that does not apply is an input
-/// error: InvalidArgument "<analyses name>: not applicable: <reason>".
+/// must not fix Run::index); with add_remove, the add/remove-one values of a replace-one run
+/// (add_add_remove). An analysis chosen by name that does not apply is an input error:
+/// InvalidArgument "<analyses name>: not applicable: <reason>".
 Report account_request(const Run& run, const Query& query, std::span<const AnalysisPtr> chosen = {},
-                       bool per_index = false, std::int64_t per_index_points = 1000);
+                       bool per_index = false, std::int64_t per_index_points = 1000,
+                       bool add_remove = true);
 
 /// {"run":{...},"query":{...},"analyses":[{"name","citation","applicable","reason",
 ///  "kind","epsilon","delta","index","details","note"}],"best":{"name","epsilon","delta"},
 ///  "per_index" (when present): {"indices_evaluated","subsampled","analyses":[{"name",
-///  "worst_index","points":[{"index","epsilon","delta"}]}]}}
+///  "worst_index","points":[{"index","epsilon","delta"}]}]},
+///  "adjacency": "replace" | "remove", and with add/remove values (Report::add_remove):
+///  "add_remove": {"epsilon","delta"} in each analysis covered, "best_add_remove": {"name",
+///  "epsilon","delta"} or null}
 /// Numbers are absent when an analysis is not applicable; an infinite epsilon is the
 /// string "inf".
 nlohmann::json to_json(const Report& report);

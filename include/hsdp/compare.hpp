@@ -21,6 +21,7 @@
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/plot.hpp"
 #include "hsdp/run.hpp"
+#include "hsdp/run_spec.hpp"
 
 namespace hsdp {
 
@@ -127,6 +128,29 @@ const std::vector<std::string>& figure_names();
 /// choices made where a caption leaves something open). `points` overrides the preset's
 /// default number of sweep points when > 0. Throws InvalidArgument for an unknown name.
 CompareSpec figure(std::string_view name, int points = 0);
+
+/// The `compare` request as a user states it (`hsdp compare`, hsdp.compare): a run
+/// statement, its query and a sweep, or a paper's figure (which sets the run, the sweep and
+/// the analyses: then only points, title and y_scale may be given).
+struct CompareRequest {
+  RunSpec run;
+  std::optional<double> epsilon, delta;  ///< the query of the run axes (default delta 1e-5)
+  std::vector<double> alphas;            ///< must be empty: an RDP curve is asked with rdp
+  std::optional<std::string> x;          ///< steps | noise | n | index | epsilon | delta
+  std::optional<double> from, to;        ///< the sweep's first and last values
+  std::optional<int> points;             ///< sweep points, 2..10000 (default 20; a figure's own)
+  bool log_x = false;                    ///< geometric spacing, log-scale x axis
+  std::string y_scale = "auto";          ///< auto | log | linear
+  std::optional<double> rdp;             ///< plot the RDP epsilon at this order > 1
+  std::vector<std::string> analyses;     ///< restrict to these analyses (default all)
+  std::optional<std::string> title;
+  std::optional<std::string> figure;     ///< a name of figure_names()
+};
+
+/// The comparison a request describes, validated (InvalidArgument naming the field): at
+/// every sweep value the run is rebuilt from the statement with the swept field set, as
+/// `hsdp account` builds it, so each row can be reproduced with `hsdp account`.
+CompareSpec compare_spec(const CompareRequest& request);
 
 /// Writes `content` to `path` atomically: a temporary file in the same directory, then
 /// rename. Throws InvalidArgument naming `parameter` when it cannot be written; never leaves

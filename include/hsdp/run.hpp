@@ -109,7 +109,13 @@ struct Run {
   std::int64_t steps = 0;                 ///< T: number of noisy updates
   std::int64_t batch_size = 1;            ///< b (m users per round in the federated setting)
   Sampling sampling = Sampling::cyclic;
-  Schedule eta{1.0};                      ///< step sizes eta_t
+  Schedule eta{1.0};                      ///< step sizes eta_t (1 when !eta_known)
+  /// False when the step size was not stated: the noise was stated relative to the step (a
+  /// DP-SGD noise multiplier, or a paper's sigma whose std is eta sigma), `eta` is then 1 at
+  /// every step and `noise_std` is the std per unit of step size (std_t / eta_t). Only the
+  /// analyses that read the step sizes through noise_std_t / eta_t alone apply
+  /// (Analysis::reads_eta); the others are "not applicable: needs the step size eta".
+  bool eta_known = true;
   NoiseKind noise = NoiseKind::gaussian;
   Schedule noise_std{1.0};                ///< std of the noise added to the parameters at step t
   LossClass loss;

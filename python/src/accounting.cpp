@@ -20,11 +20,12 @@ std::vector<AnalysisPtr> chosen_analyses(const std::optional<std::vector<std::st
   return chosen;
 }
 
-// `hsdp account` (cli/account.cpp), without printing.
+// `hsdp account` (cli/account.cpp), without printing; add_remove: with the add/remove-one
+// values of a replace-one run (a report); get_epsilon / get_delta need only the run's own.
 Report account_like_cli(const Run& run, const Query& query, const std::vector<AnalysisPtr>& chosen,
-                        bool per_index, std::int64_t per_index_points) {
+                        bool per_index, std::int64_t per_index_points, bool add_remove = true) {
   py::gil_scoped_release release;
-  return account_request(run, query, chosen, per_index, per_index_points);
+  return account_request(run, query, chosen, per_index, per_index_points, add_remove);
 }
 
 // The best upper bound's value; +inf when no analysis gives one (no guarantee).
@@ -65,9 +66,9 @@ py::dict details_dict(const AnalysisResult& r) {
 void bind_accounting(py::module_& m) {
   py::class_<AnalysisResult>(m, "AnalysisResult",
                              "One analysis on one run: a guarantee, or the reason it does not apply.")
-      .def_readonly("name", &AnalysisResult::name)
+      .def_readonly("name", &AnalysisResult::name, "The analysis' name (hsdp.analyses()).")
       .def_readonly("citation", &AnalysisResult::citation, "Paper, theorem and equation.")
-      .def_readonly("applicable", &AnalysisResult::applicable)
+      .def_readonly("applicable", &AnalysisResult::applicable, "True when the analysis applies to the run (then epsilon and delta are set).")
       .def_readonly("reason", &AnalysisResult::reason, "Why not applicable ('' when applicable).")
       .def_property_readonly("kind", [](const AnalysisResult& r) {
         return std::string(to_string(r.kind));
@@ -78,7 +79,7 @@ void bind_accounting(py::module_& m) {
                              "Delta (rounded up), None when not applicable.")
       .def_readonly("index", &AnalysisResult::index, "The record position the guarantee refers to.")
       .def_property_readonly("details", &details_dict, "Named side values (closed forms, utility bounds).")
-      .def_readonly("note", &AnalysisResult::note)
+      .def_readonly("note", &AnalysisResult::note, "A remark on the value (e.g. why epsilon is infinite); '' when none.")
       .def_property_readonly("rdp", [](const AnalysisResult& r) {
         py::list out;
         for (const auto& p : r.rdp) out.append(py::make_tuple(p.alpha, p.epsilon));
@@ -91,14 +92,14 @@ void bind_accounting(py::module_& m) {
       });
 
   py::class_<Report>(m, "Report", "Every analysis on one run and query, and the tightest valid upper bound.")
-      .def_property_readonly("run", [](const Report& r) { return PyRun{r.run, std::nullopt}; })
+      .def_property_readonly("run", [](const Report& r) { return PyRun{r.run, std::nullopt}; }, "The run accounted.")
       .def_property_readonly("query", [](const Report& r) {
         py::dict q;
         if (r.query.epsilon) q["epsilon"] = *r.query.epsilon;
         if (r.query.delta) q["delta"] = *r.query.delta;
         if (!r.query.alphas.empty()) q["alphas"] = r.query.alphas;
         return q;
-      })
+      }, "The query: {'delta': ...} or {'epsilon': ...}, with 'alphas' when RDP orders were asked.")
       .def_readonly("analyses", &Report::analyses, "AnalysisResult of each analysis, in report order.")
       .def_property_readonly("best", [](const Report& r) -> py::object {
         if (!r.best) return py::none();
@@ -114,13 +115,27 @@ void bind_accounting(py::module_& m) {
         find_analysis(name);  // an unknown name: the library's message with the known names
         throw InvalidArgument(fmt::format("{}: not in this report", error_field("analyses", name)));
       }, py::arg("name"), "The result of the named analysis.")
+      .def_property_readonly("adjacency", [](const Report& r) { return std::string(to_string(r.run.adjacency)); },
+                             "The run's adjacency: \"replace\" (one record replaced) or \"remove\" (one added or removed).")
+      .def_readonly("add_remove", &Report::add_remove,
+                    "For a replace-one run (hsdp.account): the AnalysisResult of each applicable analysis "
+                    "on the same run under add/remove-one adjacency, the adjacency of Opacus and "
+                    "dp_accounting; [] otherwise.")
+      .def_property_readonly("add_remove_best", [](const Report& r) -> py::object {
+        if (!r.add_remove_best) return py::none();
+        return py::cast(r.add_remove[*r.add_remove_best]);
+      }, "The tightest upper bound among add_remove, or None.")
+      .def_property_readonly("add_remove_epsilon", [](const Report& r) -> py::object {
+        if (!r.add_remove_best) return py::none();
+        return py::float_(*r.add_remove[*r.add_remove_best].epsilon);
+      }, "add_remove_best's epsilon, or None when no analysis covers the run under add/remove-one.")
       .def_property_readonly("per_index", [](const Report& r) -> py::object {
         if (!r.per_index) return py::none();
         return to_python(to_json(r)["per_index"]);
       }, "The per-index view (account(..., per_index=True)) as a dict, else None.")
       .def("to_json", [](const Report& r, int indent) { return to_json(r).dump(indent); },
            py::arg("indent") = 2, "The JSON `hsdp account --json` prints (without the final newline).")
-      .def("to_dict", [](const Report& r) { return to_python(to_json(r)); })
+      .def("to_dict", [](const Report& r) { return to_python(to_json(r)); }, "to_json() as a dict.")
       .def("table", [](const Report& r) { return to_table(r); }, "The table `hsdp account` prints.")
       .def("__str__", [](const Report& r) { return to_table(r); })
       .def("__repr__", [](const Report& r) {
@@ -156,17 +171,17 @@ named `analyses`); inf when none applies.)doc")
              return PyAccountant{run, chosen_analyses(analyses)};
            }),
            py::arg("run"), py::arg("analyses") = py::none())
-      .def_property_readonly("run", [](const PyAccountant& a) { return a.run; })
+      .def_property_readonly("run", [](const PyAccountant& a) { return a.run; }, "The run this accountant answers for.")
       .def(
           "get_epsilon",
           [](const PyAccountant& a, double delta) {
-            return best_value(account_like_cli(a.run.run, make_query(delta, std::nullopt, {}), a.chosen, false, 1000), true);
+            return best_value(account_like_cli(a.run.run, make_query(delta, std::nullopt, {}), a.chosen, false, 1000, false), true);
           },
           py::arg("delta"), "Smallest certified epsilon at this delta (rounded up).")
       .def(
           "get_delta",
           [](const PyAccountant& a, double epsilon) {
-            return best_value(account_like_cli(a.run.run, make_query(std::nullopt, epsilon, {}), a.chosen, false, 1000), false);
+            return best_value(account_like_cli(a.run.run, make_query(std::nullopt, epsilon, {}), a.chosen, false, 1000, false), false);
           },
           py::arg("epsilon"), "Smallest certified delta at this epsilon (rounded up).")
       .def(
@@ -181,15 +196,15 @@ named `analyses`); inf when none applies.)doc")
           py::arg("per_index_points") = 1000, "The full Report (like hsdp.account).");
 
   py::class_<PyAnalysis>(m, "Analysis", "One analysis (a paper's theorem family), by name.")
-      .def_property_readonly("name", [](const PyAnalysis& a) { return std::string(a.analysis->name()); })
-      .def_property_readonly("citation", [](const PyAnalysis& a) { return std::string(a.analysis->citation()); })
+      .def_property_readonly("name", [](const PyAnalysis& a) { return std::string(a.analysis->name()); }, "The analysis' name.")
+      .def_property_readonly("citation", [](const PyAnalysis& a) { return std::string(a.analysis->citation()); }, "Paper, theorem and equation.")
       .def_property_readonly("kind", [](const PyAnalysis& a) {
         return std::string(to_string(a.analysis->kind()));
-      })
-      .def("check", [](const PyAnalysis& a, const PyRun& run) { return a.analysis->check(run.run); },
+      }, "\"upper\" (a guarantee), \"lower\" or \"heuristic\" (not a guarantee).")
+      .def("check", [](const PyAnalysis& a, const PyRun& run) { return a.analysis->not_applicable(run.run); },
            py::arg("run"), "None when the analysis applies to `run`, else the reason.")
-      .def("applies", [](const PyAnalysis& a, const PyRun& run) { return !a.analysis->check(run.run); },
-           py::arg("run"))
+      .def("applies", [](const PyAnalysis& a, const PyRun& run) { return !a.analysis->not_applicable(run.run); },
+           py::arg("run"), "True when the analysis applies to `run` (check(run) is None).")
       .def(
           "evaluate",
           [](const PyAnalysis& a, const PyRun& run, std::optional<double> delta, std::optional<double> epsilon,

@@ -11,41 +11,41 @@ void bind_audit(py::module_& m) {
   using namespace hsdp::audit;
   py::class_<ExactResult>(m, "ExactResult", "The exact eps(delta) or delta(eps) of the worst-case instance.")
       .def_readonly("at_delta", &ExactResult::at_delta, "True: epsilon was computed at the given delta.")
-      .def_readonly("epsilon", &ExactResult::epsilon)
-      .def_readonly("delta", &ExactResult::delta)
+      .def_readonly("epsilon", &ExactResult::epsilon, "The given or the computed epsilon (fine grid).")
+      .def_readonly("delta", &ExactResult::delta, "The given or the computed delta (fine grid).")
       .def_readonly("error", &ExactResult::error, "Discretisation error bound of the computed value.")
-      .def_readonly("coarse", &ExactResult::coarse)
-      .def_readonly("grid", &ExactResult::grid)
-      .def_readonly("coarse_grid", &ExactResult::coarse_grid)
-      .def_readonly("index", &ExactResult::index)
-      .def_property_readonly("pair", [](const ExactResult& r) { return std::string(to_string(r.pair)); })
-      .def_readonly("gradient", &ExactResult::gradient)
-      .def_readonly("mass_defect", &ExactResult::mass_defect)
+      .def_readonly("coarse", &ExactResult::coarse, "The computed quantity on the coarse grid (half the points).")
+      .def_readonly("grid", &ExactResult::grid, "Points of the fine grid.")
+      .def_readonly("coarse_grid", &ExactResult::coarse_grid, "Points of the coarse grid.")
+      .def_readonly("index", &ExactResult::index, "The position of the differing record, if the run gives one.")
+      .def_property_readonly("pair", [](const ExactResult& r) { return std::string(to_string(r.pair)); }, "The neighbouring pair: opposite or sec4.")
+      .def_readonly("gradient", &ExactResult::gradient, "The slope g of the differing record's linear loss in the worst-case instance.")
+      .def_readonly("mass_defect", &ExactResult::mass_defect, "max |1 - total mass| of the fine laws (a quadrature check).")
       .def_property_readonly("renyi", [](const ExactResult& r) {
         py::list out;
         for (const auto& e : r.renyi) out.append(py::make_tuple(e.alpha, e.value, e.error));
         return out;
       }, "[(alpha, D_alpha, error), ...] at the query's alphas.")
-      .def_property_readonly("value", &ExactResult::value)
-      .def_property_readonly("lo", &ExactResult::lo)
-      .def_property_readonly("hi", &ExactResult::hi);
+      .def_property_readonly("value", &ExactResult::value, "epsilon when at_delta, else delta.")
+      .def_property_readonly("lo", &ExactResult::lo, "max(0, value - error).")
+      .def_property_readonly("hi", &ExactResult::hi, "value + error.");
 
   py::class_<BoundRow>(m, "BoundRow", "One upper bound next to the exact value.")
-      .def_readonly("name", &BoundRow::name)
-      .def_readonly("citation", &BoundRow::citation)
-      .def_readonly("value", &BoundRow::value)
-      .def_readonly("ratio", &BoundRow::ratio)
+      .def_readonly("name", &BoundRow::name, "The analysis.")
+      .def_readonly("citation", &BoundRow::citation, "Paper, theorem and equation.")
+      .def_readonly("value", &BoundRow::value, "The bound's epsilon (delta query) or delta (epsilon query).")
+      .def_readonly("ratio", &BoundRow::ratio, "value / the exact value (inf when that is 0).")
       .def_readonly("consistent", &BoundRow::consistent, "value >= the exact value's lower end.");
 
   py::class_<Tightness>(m, "Tightness", "The result of hsdp.audit_exact.")
-      .def_property_readonly("run", [](const Tightness& t) { return PyRun{t.run, std::nullopt}; })
-      .def_readonly("exact", &Tightness::exact)
-      .def_readonly("bounds", &Tightness::bounds)
+      .def_property_readonly("run", [](const Tightness& t) { return PyRun{t.run, std::nullopt}; }, "The run audited.")
+      .def_readonly("exact", &Tightness::exact, "The ExactResult of the worst-case instance.")
+      .def_readonly("bounds", &Tightness::bounds, "A BoundRow per applicable upper bound.")
       .def_readonly("not_applicable", &Tightness::not_applicable, "[(name, reason), ...]")
       .def("to_json", [](const Tightness& t, int indent) { return to_json(t).dump(indent); },
            py::arg("indent") = 2, "The JSON `hsdp audit exact --json` prints (without the final newline).")
-      .def("to_dict", [](const Tightness& t) { return to_python(to_json(t)); })
-      .def("table", [](const Tightness& t) { return to_table(t); })
+      .def("to_dict", [](const Tightness& t) { return to_python(to_json(t)); }, "to_json() as a dict.")
+      .def("table", [](const Tightness& t) { return to_table(t); }, "The table `hsdp audit exact` prints.")
       .def("__str__", [](const Tightness& t) { return to_table(t); });
 
   m.def(

@@ -71,26 +71,26 @@ ParameterSolution calibrate_parameter_py(const py::function& make, double epsilo
 
 void bind_calibrate(py::module_& m) {
   py::class_<CalibrationResult>(m, "CalibrationResult", "The solution of hsdp.calibrate.")
-      .def_property_readonly("parameter", [](const CalibrationResult& r) { return std::string(to_string(r.parameter)); })
+      .def_property_readonly("parameter", [](const CalibrationResult& r) { return std::string(to_string(r.parameter)); }, "What was solved for: noise, steps or sampling-rate.")
       .def_readonly("name", &CalibrationResult::name,
                     "\"noise_std\", \"sigma\", \"noise_multiplier\", \"steps\" or \"batch_size\".")
-      .def_readonly("convention", &CalibrationResult::convention)
-      .def_readonly("feasible", &CalibrationResult::feasible)
+      .def_readonly("convention", &CalibrationResult::convention, "The paper convention of a sigma (journal, isit, ...); '' otherwise.")
+      .def_readonly("feasible", &CalibrationResult::feasible, "False when no value in the search range meets the target (see reason).")
       .def_readonly("reason", &CalibrationResult::reason, "Why the target cannot be met ('' when feasible).")
       .def_readonly("value", &CalibrationResult::value, "The noise in its units, or T or b.")
-      .def_readonly("unbounded", &CalibrationResult::unbounded)
-      .def_readonly("sampling_rate", &CalibrationResult::sampling_rate)
+      .def_readonly("unbounded", &CalibrationResult::unbounded, "steps: the target holds at every T up to max_steps (value is then max_steps).")
+      .def_readonly("sampling_rate", &CalibrationResult::sampling_rate, "b / n for parameter='sampling-rate', else None.")
       .def_property_readonly("run", [](const CalibrationResult& r) { return PyRun{r.run, std::nullopt}; },
                              "The run with the solution substituted.")
       .def_readonly("report", &CalibrationResult::report, "The accountant at `run` (epsilon at the target delta).")
-      .def_readonly("achieved_name", &CalibrationResult::achieved_name)
-      .def_readonly("achieved_epsilon", &CalibrationResult::achieved_epsilon)
-      .def_readonly("achieved_delta", &CalibrationResult::achieved_delta)
-      .def_readonly("evaluations", &CalibrationResult::evaluations)
-      .def_readonly("note", &CalibrationResult::note)
+      .def_readonly("achieved_name", &CalibrationResult::achieved_name, "The analysis that certifies the solution (the report's best).")
+      .def_readonly("achieved_epsilon", &CalibrationResult::achieved_epsilon, "Its epsilon at the target delta (<= the target epsilon).")
+      .def_readonly("achieved_delta", &CalibrationResult::achieved_delta, "The target delta.")
+      .def_readonly("evaluations", &CalibrationResult::evaluations, "Accountant evaluations the search used.")
+      .def_readonly("note", &CalibrationResult::note, "Remarks on the search (e.g. the value sits at a search limit).")
       .def("to_json", [](const CalibrationResult& r, int indent) { return to_json(r).dump(indent); },
            py::arg("indent") = 2, "The JSON `hsdp calibrate --json` prints (without the final newline).")
-      .def("to_dict", [](const CalibrationResult& r) { return to_python(to_json(r)); })
+      .def("to_dict", [](const CalibrationResult& r) { return to_python(to_json(r)); }, "to_json() as a dict.")
       .def("__repr__", [](const CalibrationResult& r) {
         if (!r.feasible) return "<hsdp.CalibrationResult infeasible: " + r.reason + ">";
         return "<hsdp.CalibrationResult " + r.name + "=" + show(r.value) + " achieved epsilon=" +
@@ -98,22 +98,22 @@ void bind_calibrate(py::module_& m) {
       });
 
   py::class_<ParameterSolution>(m, "ParameterSolution", "The solution of hsdp.calibrate_parameter.")
-      .def_readonly("feasible", &ParameterSolution::feasible)
+      .def_readonly("feasible", &ParameterSolution::feasible, "False when no x in [lower, upper] meets the target (see reason).")
       .def_readonly("reason", &ParameterSolution::reason, "Why no value is returned ('' when feasible).")
       .def_readonly("value", &ParameterSolution::value,
                     "x: continuous values rounded to 10 significant digits towards the private side.")
       .def_property_readonly("run", [](const ParameterSolution& r) { return PyRun{r.run, std::nullopt}; },
                              "make(value).")
       .def_readonly("report", &ParameterSolution::report, "The accountant at `run` (epsilon at the target delta).")
-      .def_readonly("achieved_name", &ParameterSolution::achieved_name)
-      .def_readonly("achieved_epsilon", &ParameterSolution::achieved_epsilon)
-      .def_readonly("achieved_delta", &ParameterSolution::achieved_delta)
+      .def_readonly("achieved_name", &ParameterSolution::achieved_name, "The analysis that certifies the solution.")
+      .def_readonly("achieved_epsilon", &ParameterSolution::achieved_epsilon, "Its epsilon at the target delta (<= the target epsilon).")
+      .def_readonly("achieved_delta", &ParameterSolution::achieved_delta, "The target delta.")
       .def_readonly("at_limit", &ParameterSolution::at_limit,
                     "The target holds at the least private search limit (the boundary lies beyond it).")
       .def_readonly("exact_boundary", &ParameterSolution::exact_boundary,
                     "Integer: value meets the target and its less private neighbour does not.")
-      .def_readonly("evaluations", &ParameterSolution::evaluations)
-      .def_readonly("note", &ParameterSolution::note)
+      .def_readonly("evaluations", &ParameterSolution::evaluations, "Runs accounted by the search.")
+      .def_readonly("note", &ParameterSolution::note, "Remarks on the search.")
       .def("__repr__", [](const ParameterSolution& r) {
         if (!r.feasible) return "<hsdp.ParameterSolution infeasible: " + r.reason + ">";
         return "<hsdp.ParameterSolution value=" + show(r.value) + " achieved epsilon=" + show(r.achieved_epsilon) +

@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "field_names.hpp"  // cli/: reports read the same as the command's (flags)
 #include "hsdp/errors.hpp"
+#include "hsdp/version.hpp"
 
 namespace hsdp::python {
 
@@ -42,6 +43,7 @@ namespace {
 // The keyword of a library field where it differs from the field's name.
 std::string keyword(std::string_view field) {
   if (field == "for") return "parameter";  // hsdp.calibrate(run, parameter, ...): `for` is reserved
+  if (field == "from") return "from_";     // hsdp.compare(run, x=..., from_=..., to=...): reserved
   return std::string(field);
 }
 
@@ -94,7 +96,7 @@ PYBIND11_MODULE(hsdp, m) {
       "hsdp.analyses(), hsdp.calibrate, hsdp.plan, hsdp.train (numpy arrays), "
       "hsdp.audit_exact. Bad input raises ValueError with the message of the `hsdp` command, "
       "naming keywords where the command names flags.";
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = std::string(hsdp::version());  // CMake's project version
 
   // Errors name the keywords of this module; the text of results (an analysis's reason,
   // notes) reads as the command's, so that to_json() equals `hsdp ... --json` byte for byte.
@@ -116,4 +118,7 @@ PYBIND11_MODULE(hsdp, m) {
   bind_plan(m);
   bind_train(m);
   bind_audit(m);
+  bind_compare(m);
+  // Last: every function exists now (python/src/signatures.cpp).
+  install_signatures(m);
 }

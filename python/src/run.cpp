@@ -59,7 +59,7 @@ std::optional<std::string> opt_str(const char* key, py::handle v) {
 // is not a keyword of Run.
 bool set_keyword(RunSpec& spec, const std::string& key, py::handle value) {
   if (key == "convex") {
-    spec.non_convex = !cast_keyword<bool>("convex", value, "bool");
+    if (!value.is_none()) spec.non_convex = !cast_keyword<bool>("convex", value, "bool");
     return true;
   }
   for (const RunField& field : RunSpec::fields()) {
@@ -67,7 +67,7 @@ bool set_keyword(RunSpec& spec, const std::string& key, py::handle value) {
     const char* k = key.c_str();
     switch (field.type) {
       case RunField::Type::switch_:
-        if (cast_keyword<bool>(k, value, "bool")) spec.set(key, "");
+        if (!value.is_none() && cast_keyword<bool>(k, value, "bool")) spec.set(key, "");
         return true;
       case RunField::Type::integer:
         if (const auto v = opt_int(k, value)) spec.set(key, std::to_string(*v));
@@ -119,6 +119,29 @@ py::object schedule(const Schedule& s) {
   return py::cast(s.values());
 }
 
+// The keyword of a run field in Python (non_convex is stated as convex=False).
+std::string keyword_of(const RunField& field) {
+  return field.name == "non_convex" ? "convex" : std::string(field.name);
+}
+
+// Run.replace's docstring: a text signature with every run field keyword-only, default None
+// ("keep"), for inspect.signature (python/src/signatures.cpp), then the typed line the stubs
+// read, then the text. Written here because replace takes **kwargs in C++.
+std::string replace_doc() {
+  std::string text, typed;
+  for (const RunField& field : RunSpec::fields()) {
+    const std::string key = keyword_of(field);
+    text += fmt::format(", {}=None", key);
+    typed += fmt::format(", {}: Optional[{}] = None", key, python_type(field));
+  }
+  return fmt::format(
+      "replace(self, /, *{})\n--\n\nreplace(self: hsdp.Run, *{}) -> hsdp.Run\n\n"
+      "A new run with the keywords given changed (validated like Run()); None keeps a field as "
+      "it is. Works on every run: one from calibrate, plan or train is stated as it resolved "
+      "(its noise as a std).",
+      text, typed);
+}
+
 }  // namespace
 
 void bind_run(py::module_& m) {
@@ -140,54 +163,50 @@ stated:
       doc += fmt::format("  {:<27} {}\n", head, convex ? std::string_view("The loss is convex (False: it is not)") : field.help);
     }
     return doc + R"doc(
-n is required unless example; eta is required. State one noise parameter: noise_std (std in
-parameter space), or sigma with convention, or noise_multiplier with clip (DP-SGD / Opacus:
-std eta z C / b).
+n is required unless example. State one noise parameter: noise_std (std in parameter space),
+or sigma with convention, or noise_multiplier with clip (DP-SGD / Opacus: std eta z C / b).
+eta may be left out when the noise is stated relative to the step (noise_multiplier, or sigma
+in the journal, isit, federated or altschuler convention): the analyses that read eta only
+through the noise (composition-rdp, composition-pld) apply, the others say
+"not applicable: needs the step size eta".
 
 Example: hsdp.Run(n=1000, eta=0.05, sigma=3, convention="journal", lipschitz=1,
 smoothness=1, diameter=1)
 )doc";
   }();
-  py::class_<PyRun>(m, "Run", run_doc.c_str())
+  py::class_<PyRun> run_class(m, "Run", run_doc.c_str());
+  run_class
       .def(py::init([](const py::kwargs& kwargs) {
              RunSpec f;
              apply(f, kwargs, "Run()");
              return build(f);
            }),
            "Describe a run with the CLI's run flags as keywords (see the class docstring).")
-      .def(
-          "replace",
-          [](const PyRun& self, const py::kwargs& kwargs) {
-            // A run from calibrate, plan or train is stated as it resolved (its noise as a
-            // parameter-space std); one described with keywords keeps its own units.
-            RunSpec f = self.flags ? *self.flags : RunSpec::stating(self.run);
-            apply(f, kwargs, "Run.replace()");
-            return build(f);
-          },
-          "A new run with some keywords changed (validated like Run()). Works on every run: one "
-          "from calibrate, plan or train is stated as it resolved (its noise as a std).")
-      .def_property_readonly("n", [](const PyRun& r) { return r.run.n; })
-      .def_property_readonly("steps", [](const PyRun& r) { return r.run.steps; })
-      .def_property_readonly("batch_size", [](const PyRun& r) { return r.run.batch_size; })
-      .def_property_readonly("sampling", [](const PyRun& r) { return std::string(to_string(r.run.sampling)); })
-      .def_property_readonly("eta", [](const PyRun& r) { return schedule(r.run.eta); },
-                             "Step size: a float when constant, else one value per step.")
-      .def_property_readonly("noise", [](const PyRun& r) { return std::string(to_string(r.run.noise)); })
+      .def_property_readonly("n", [](const PyRun& r) { return r.run.n; }, "Dataset size (users in the federated setting).")
+      .def_property_readonly("steps", [](const PyRun& r) { return r.run.steps; }, "T, the number of noisy updates.")
+      .def_property_readonly("batch_size", [](const PyRun& r) { return r.run.batch_size; }, "b, records per step (users per round in the federated setting).")
+      .def_property_readonly("sampling", [](const PyRun& r) { return std::string(to_string(r.run.sampling)); }, "How batches are formed: full, poisson, fixed, shuffle or cyclic.")
+      .def_property_readonly("eta", [](const PyRun& r) -> py::object {
+        if (!r.run.eta_known) return py::none();
+        return schedule(r.run.eta);
+      }, "Step size: a float when constant, else one value per step; None when not stated.")
+      .def_property_readonly("noise", [](const PyRun& r) { return std::string(to_string(r.run.noise)); }, "gaussian or laplace.")
       .def_property_readonly("noise_std", [](const PyRun& r) { return schedule(r.run.noise_std); },
-                             "Noise std in parameter space: a float when constant, else one per step.")
-      .def_property_readonly("lipschitz", [](const PyRun& r) { return r.run.loss.lipschitz; })
-      .def_property_readonly("smoothness", [](const PyRun& r) { return r.run.loss.smoothness; })
-      .def_property_readonly("strong_convexity", [](const PyRun& r) { return r.run.loss.strong_convexity; })
-      .def_property_readonly("convex", [](const PyRun& r) { return r.run.loss.convex; })
-      .def_property_readonly("diameter", [](const PyRun& r) { return r.run.diameter; })
-      .def_property_readonly("release", [](const PyRun& r) { return std::string(to_string(r.run.release)); })
-      .def_property_readonly("adjacency", [](const PyRun& r) { return std::string(to_string(r.run.adjacency)); })
-      .def_property_readonly("index", [](const PyRun& r) { return r.run.index; })
-      .def_property_readonly("dimension", [](const PyRun& r) { return r.run.dimension; })
-      .def_property_readonly("clip", [](const PyRun& r) { return r.run.clip; })
-      .def_property_readonly("lsi", [](const PyRun& r) { return r.run.lsi_constant; })
-      .def_property_readonly("pld_interval", [](const PyRun& r) { return r.run.pld_interval; })
-      .def_property_readonly("pld_cells", [](const PyRun& r) { return r.run.pld_cells; })
+                             "Noise std in parameter space: a float when constant, else one per step "
+                             "(per unit of step size when eta is None).")
+      .def_property_readonly("lipschitz", [](const PyRun& r) { return r.run.loss.lipschitz; }, "L, the per-example loss' Lipschitz constant (None: unknown).")
+      .def_property_readonly("smoothness", [](const PyRun& r) { return r.run.loss.smoothness; }, "beta, the smoothness of the per-example loss (None: unknown).")
+      .def_property_readonly("strong_convexity", [](const PyRun& r) { return r.run.loss.strong_convexity; }, "lambda >= 0.")
+      .def_property_readonly("convex", [](const PyRun& r) { return r.run.loss.convex; }, "True when the loss is convex.")
+      .def_property_readonly("diameter", [](const PyRun& r) { return r.run.diameter; }, "The constraint set's diameter (inf: unconstrained).")
+      .def_property_readonly("release", [](const PyRun& r) { return std::string(to_string(r.run.release)); }, "last, random-stop or every.")
+      .def_property_readonly("adjacency", [](const PyRun& r) { return std::string(to_string(r.run.adjacency)); }, "replace (one record replaced) or remove (one added or removed).")
+      .def_property_readonly("index", [](const PyRun& r) { return r.run.index; }, "Position 1..n of the differing record, when asked (None otherwise).")
+      .def_property_readonly("dimension", [](const PyRun& r) { return r.run.dimension; }, "d, for utility bounds that depend on it (None: not stated).")
+      .def_property_readonly("clip", [](const PyRun& r) { return r.run.clip; }, "The per-example clipping norm C, if the trainer clips (None otherwise).")
+      .def_property_readonly("lsi", [](const PyRun& r) { return r.run.lsi_constant; }, "An asserted log-Sobolev constant (langevin Thm 2), or None.")
+      .def_property_readonly("pld_interval", [](const PyRun& r) { return r.run.pld_interval; }, "The PLD grid spacing of the loss, when stated (None: the analyses' default).")
+      .def_property_readonly("pld_cells", [](const PyRun& r) { return r.run.pld_cells; }, "The PLD grid cells per std of one step's loss, when stated (None: the default).")
       .def("summary", [](const PyRun& r) { return r.run.summary(); }, "One-line summary.")
       .def(
           "cli_args",
@@ -200,8 +219,24 @@ smoothness=1, diameter=1)
       .def(
           "to_json", [](const PyRun& r, int indent) { return to_json(r.run).dump(indent); },
           py::arg("indent") = 2, "The run as JSON (the \"run\" object of `hsdp account --json`).")
-      .def("to_dict", [](const PyRun& r) { return to_python(to_json(r.run)); })
+      .def("to_dict", [](const PyRun& r) { return to_python(to_json(r.run)); }, "to_json() as a dict.")
       .def("__repr__", [](const PyRun& r) { return "hsdp.Run(" + r.run.summary() + ")"; });
+  {
+    // The docstring states the signature itself (replace_doc): pybind11's would read **kwargs.
+    py::options options;
+    options.disable_function_signatures();
+    static const std::string doc = replace_doc();
+    run_class.def(
+        "replace",
+        [](const PyRun& self, const py::kwargs& kwargs) {
+          // A run from calibrate, plan or train is stated as it resolved (its noise as a
+          // parameter-space std); one described with keywords keeps its own units.
+          RunSpec f = self.flags ? *self.flags : RunSpec::stating(self.run);
+          apply(f, kwargs, "Run.replace()");
+          return build(f);
+        },
+        doc.c_str());
+  }
 
   // inspect.signature(hsdp.Run) and help() list the keywords: the fields of the run
   // statement (RunSpec::fields()), keyword-only, None meaning "not stated".

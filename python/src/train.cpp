@@ -349,14 +349,14 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         for (std::size_t k = 0; k < mdl.outputs; ++k)
           for (std::size_t j = 0; j < mdl.d; ++j) wv(k, j) = mdl.theta[k * mdl.features() + j];
         return w;
-      })
+      }, "The weights without the intercept, outputs x d.")
       .def_property_readonly("intercept", [](const PyTrainResult& r) -> py::object {
         const auto& mdl = r.result.model;
         if (!mdl.bias) return py::none();
         std::vector<double> b;
         for (std::size_t k = 0; k < mdl.outputs; ++k) b.push_back(mdl.theta[k * mdl.features() + mdl.d]);
         return py::cast(b);
-      })
+      }, "The intercept of each output (None without bias).")
       .def_property_readonly("run", [](const PyTrainResult& r) { return PyRun{r.result.run, std::nullopt}; },
                              "The run performed (noise as actually used).")
       .def_property_readonly("report", [](const PyTrainResult& r) -> py::object {
@@ -368,17 +368,17 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         const auto& rep = *r.result.report;
         return py::float_(rep.best ? *rep.analyses[*rep.best].epsilon : std::numeric_limits<double>::infinity());
       }, "The report's best epsilon (inf without noise or without an applicable analysis).")
-      .def_property_readonly("seeded", [](const PyTrainResult& r) { return r.result.seeded; })
+      .def_property_readonly("seeded", [](const PyTrainResult& r) { return r.result.seeded; }, "True when the run was given a seed (reproducible).")
       .def_property_readonly("feature_storage", [](const PyTrainResult& r) { return r.feature_storage; },
                              "How the training features were held: float64, float32 or uint8.")
-      .def_property_readonly("convention", [](const PyTrainResult& r) { return std::string(to_string(r.result.convention)); })
-      .def_property_readonly("sigma", [](const PyTrainResult& r) { return r.result.sigma; })
-      .def_property_readonly("released_step", [](const PyTrainResult& r) { return r.result.released_step; })
+      .def_property_readonly("convention", [](const PyTrainResult& r) { return std::string(to_string(r.result.convention)); }, "The paper convention of sigma.")
+      .def_property_readonly("sigma", [](const PyTrainResult& r) { return r.result.sigma; }, "The noise parameter sigma used, in its convention.")
+      .def_property_readonly("released_step", [](const PyTrainResult& r) { return r.result.released_step; }, "The step whose iterate was released: T, or the random stopping time.")
       .def_property_readonly("batch_order", [](const PyTrainResult& r) { return r.result.batch_order; },
-                             "How the batches were drawn (the model file's configuration.batch_order)")
-      .def_property_readonly("clipping_acts", [](const PyTrainResult& r) { return r.result.clipping_acts; })
-      .def_property_readonly("clipped_examples", [](const PyTrainResult& r) { return r.result.clipped_examples; })
-      .def_property_readonly("max_constraint_excess", [](const PyTrainResult& r) { return r.result.max_constraint_excess; })
+                             "How the batches were drawn (the model file's configuration.batch_order).")
+      .def_property_readonly("clipping_acts", [](const PyTrainResult& r) { return r.result.clipping_acts; }, "True when clipping can change a gradient (the clip norm is below the gradient bound).")
+      .def_property_readonly("clipped_examples", [](const PyTrainResult& r) { return r.result.clipped_examples; }, "Per-example gradients that clipping shortened.")
+      .def_property_readonly("max_constraint_excess", [](const PyTrainResult& r) { return r.result.max_constraint_excess; }, "The largest constraint excess of an iterate after projection (<= 0 up to rounding).")
       .def_property_readonly("uses", [](const PyTrainResult& r) {
         return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result.uses.size()), r.result.uses.data());
       }, "How often each record (each user, with users) entered a batch.")
@@ -395,7 +395,7 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         return d;
       }, "With users: the user-level adjacency (users, records, message norm bound, sensitivity "
          "2 eta L / m), as `hsdp train --users` states it; None otherwise.")
-      .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; })
+      .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; }, "Remarks on the run (what the trainer enforced or chose).")
       .def_property_readonly("plan", [](const PyTrainResult& r) -> py::object {
         if (r.result.plan_summary.empty()) return py::none();
         py::dict d;
@@ -409,10 +409,10 @@ user, n = the number of users, user-level adjacency; result.user_level states it
          "or None: {'summary', 'chosen': the keywords it set, 'candidates': batch policy -> noise std}.")
       .def_property_readonly("account_command", [](const PyTrainResult& r) {
         return cli::command_line("account", r.result.account_request) + " --json";
-      })
+      }, "The `hsdp account` command that reproduces the report.")
       .def_property_readonly("labels", [](const PyTrainResult& r) { return r.labels.describe(); },
                              "How the labels were mapped (e.g. \"-1 -> -1, 1 -> +1\").")
-      .def_property_readonly("preprocessing", [](const PyTrainResult& r) { return r.preprocessing; })
+      .def_property_readonly("preprocessing", [](const PyTrainResult& r) { return r.preprocessing; }, "How the features were prepared (public feature scales, record norm).")
       .def_property_readonly("constants", [](const PyTrainResult& r) {
         py::dict d;
         d["record_norm_with_bias"] = r.result.constants.record_norm;

@@ -14,8 +14,11 @@ import pytest
 import hsdp
 from conftest import REPO
 
-# Generated from the module by the build (scripts/stubgen.py), next to it.
-STUB = pathlib.Path(hsdp.__file__).resolve().parent / "hsdp.pyi"
+# Generated from the module by the build (scripts/stubgen.py): next to the module in the
+# build tree, the stub-only package hsdp-stubs where the module is installed (PEP 561).
+_HERE = pathlib.Path(hsdp.__file__).resolve().parent
+STUB = next((p for p in (_HERE / "hsdp.pyi", _HERE / "hsdp-stubs" / "__init__.pyi") if p.exists()),
+            _HERE / "hsdp.pyi")
 
 
 def stub_tree():

@@ -14,26 +14,49 @@ Report account(const Run& run, const Query& query) { return account(run, query, 
 
 Report account(const Run& run, const Query& query, std::span<const AnalysisPtr> analyses) {
   run.validate();
-  Report report{run, query, {}, std::nullopt, std::nullopt};
+  Report report{run, query, {}, std::nullopt, std::nullopt, {}, std::nullopt};
   report.analyses.reserve(analyses.size());
   for (const auto& a : analyses) report.analyses.push_back(a->evaluate(run, query));
-  // The tightest valid guarantee: minimum of the queried-for quantity over applicable
-  // upper bounds. A lower bound (e.g. langevin Thm 3) is never "best".
-  auto value = [&](const AnalysisResult& r) { return query.delta ? *r.epsilon : *r.delta; };
-  for (std::size_t i = 0; i < report.analyses.size(); ++i) {
-    const auto& r = report.analyses[i];
-    if (!r.applicable || r.kind != BoundKind::upper) continue;
-    if (!report.best || value(r) < value(report.analyses[*report.best])) report.best = i;
-  }
+  report.best = best_upper(report.analyses, query);
   return report;
 }
 
+std::optional<std::size_t> best_upper(const std::vector<AnalysisResult>& results, const Query& query) {
+  // The tightest valid guarantee: minimum of the queried-for quantity over applicable
+  // upper bounds. A lower bound (e.g. langevin Thm 3) or a heuristic is never "best".
+  auto value = [&](const AnalysisResult& r) { return query.delta ? *r.epsilon : *r.delta; };
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if (!r.applicable || r.kind != BoundKind::upper) continue;
+    if (!best || value(r) < value(results[*best])) best = i;
+  }
+  return best;
+}
+
+void add_add_remove(Report& report, std::span<const AnalysisPtr> analyses) {
+  report.add_remove.clear();
+  report.add_remove_best.reset();
+  if (report.run.adjacency != Adjacency::replace) return;
+  Run other = report.run;
+  other.adjacency = Adjacency::remove;
+  for (const auto& a : analyses) {
+    const bool applies = std::any_of(report.analyses.begin(), report.analyses.end(), [&](const AnalysisResult& r) {
+      return r.name == a->name() && r.applicable;
+    });
+    if (!applies) continue;
+    AnalysisResult r = a->evaluate(other, report.query);
+    if (r.applicable) report.add_remove.push_back(std::move(r));
+  }
+  report.add_remove_best = best_upper(report.add_remove, report.query);
+}
+
 bool is_per_index(const Analysis& analysis, const Run& run) {
-  if (analysis.check(run)) return false;
+  if (analysis.not_applicable(run)) return false;
   for (const std::int64_t i : {std::int64_t{1}, run.n}) {
     Run probe = run;
     probe.index = i;
-    if (analysis.check(probe)) return false;
+    if (analysis.not_applicable(probe)) return false;
     const auto reported = analysis.index(probe);
     if (!reported || *reported != i) return false;
   }
@@ -125,7 +148,7 @@ void add_per_index(Report& report, std::span<const AnalysisPtr> analyses, std::i
 }
 
 Report account_request(const Run& run, const Query& query, std::span<const AnalysisPtr> chosen,
-                       bool per_index, std::int64_t per_index_points) {
+                       bool per_index, std::int64_t per_index_points, bool add_remove) {
   if (per_index) {
     if (run.index)
       fail(opt("index"), std::to_string(*run.index),
@@ -133,9 +156,8 @@ Report account_request(const Run& run, const Query& query, std::span<const Analy
     require_range(opt("per_index_points"), per_index_points, 16, std::int64_t{1} << 30);
   }
   Report report = chosen.empty() ? account(run, query) : account(run, query, chosen);
-  if (per_index)
-    add_per_index(report, chosen.empty() ? std::span<const AnalysisPtr>(all_analyses()) : chosen,
-                  per_index_points);
+  const std::span<const AnalysisPtr> used = chosen.empty() ? std::span<const AnalysisPtr>(all_analyses()) : chosen;
+  if (per_index) add_per_index(report, used, per_index_points);
   // An analysis asked for by name that does not apply is an input error: its reason names
   // the violated assumption (e.g. eta above 2/beta).
   if (!chosen.empty())
@@ -143,6 +165,7 @@ Report account_request(const Run& run, const Query& query, std::span<const Analy
       if (!r.applicable)
         throw InvalidArgument(
             fmt::format("{}: not applicable: {}", error_field("analyses", r.name), r.reason));
+  if (add_remove) add_add_remove(report, used);
   return report;
 }
 

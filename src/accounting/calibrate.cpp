@@ -71,7 +71,7 @@ class Envelope {
   bool meets(const Run& run) {
     ++evaluations_;
     for (const auto& a : analyses_) {
-      if (a->kind() != BoundKind::upper || a->check(run)) continue;
+      if (a->kind() != BoundKind::upper || a->not_applicable(run)) continue;
       const double ld = a->log_delta(run, epsilon_);
       if (std::isnan(ld))
         throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", a->name(), epsilon_));

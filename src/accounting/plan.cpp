@@ -522,7 +522,7 @@ Run power_noise_run(Run r, double c, double a) {
 std::optional<std::pair<double, Run>> smallest_power_noise(const Run& base, double a,
                                                            const Analysis& analysis, double epsilon,
                                                            double delta) {
-  if (analysis.check(power_noise_run(base, 1.0, a))) return std::nullopt;
+  if (analysis.not_applicable(power_noise_run(base, 1.0, a))) return std::nullopt;
   auto ok = [&](double c) {
     const double ld = analysis.log_delta(power_noise_run(base, c, a), epsilon);
     return log_delta_meets(ld, delta);

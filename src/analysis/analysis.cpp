@@ -66,12 +66,18 @@ double round_up(double value) {
   return rounded;
 }
 
+std::optional<std::string> Analysis::not_applicable(const Run& run) const {
+  if (!run.eta_known && reads_eta())
+    return fmt::format("needs the step size eta ({})", report_field("eta"));
+  return check(run);
+}
+
 AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
   AnalysisResult r;
   r.name = std::string(name());
   r.citation = std::string(citation());
   r.kind = kind();
-  if (auto why = check(run)) {
+  if (auto why = not_applicable(run)) {
     r.reason = *why;
     return r;
   }

@@ -56,6 +56,9 @@ class CompositionRdp final : public RdpAnalysis {
            "Thm 9; converted by CKS 2020 Prop. 12 and journal (23)";
   }
 
+  // The noise multiplier z_t = noise_std_t b / (eta_t C) is all it reads of the step size.
+  bool reads_eta() const override { return false; }
+
   std::optional<std::string> check(const Run& run) const override {
     if (run.noise != NoiseKind::gaussian)
       return fmt::format("needs Gaussian noise ({}): the subsampled Gaussian mechanism",

@@ -109,6 +109,9 @@ class CompositionPld final : public Analysis {
            "subsampled Gaussian pairs of Zhu-Dong-Wang 2022 (docs/pld.md)";
   }
 
+  // The noise multiplier z_t = noise_std_t b / (eta_t C) is all it reads of the step size.
+  bool reads_eta() const override { return false; }
+
   std::optional<std::string> check(const Run& run) const override {
     if (run.noise != NoiseKind::gaussian)
       return std::string("needs Gaussian noise (--noise gaussian): the subsampled Gaussian mechanism");

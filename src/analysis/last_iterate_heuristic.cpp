@@ -61,6 +61,9 @@ class LastIterateHeuristic final : public Analysis {
   }
   BoundKind kind() const override { return BoundKind::heuristic; }
 
+  // sigma = noise_std / (k eta C / b): the step size cancels.
+  bool reads_eta() const override { return false; }
+
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::last)
       return fmt::format("concerns the last iterate; release = {}", to_string(run.release));

@@ -857,6 +857,9 @@ LawPair relative_floor(LawPair laws) {
 ExactResult exact(const Run& run, const Query& query, const ExactOptions& options) {
   require_range("grid", options.grid, 65, std::int64_t{1} << 24);
   if (!query.delta && !query.epsilon) throw InvalidArgument("query: give exactly one of epsilon or delta");
+  // The worst-case instance moves by eta_t g / b at step t: its laws need the step itself.
+  if (!run.eta_known)
+    fail(opt("eta"), "(missing)", "given: the exact audit follows the worst-case instance step by step");
   ExactResult r;
   r.at_delta = query.delta.has_value();
   r.grid = options.grid | 1;  // odd: the coarse grid's points are every other fine point

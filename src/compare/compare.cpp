@@ -292,7 +292,7 @@ Comparison compare(const CompareSpec& spec) {
         if (v.rdp_order) {
           // Only the RDP curve at one order: skip evaluate()'s (eps, delta) conversion, which
           // optimises over all orders. Rounded up exactly as evaluate() rounds r.rdp.
-          if (auto why = list[k]->check(run)) {
+          if (auto why = list[k]->not_applicable(run)) {
             curve.reasons[i] = *why;
           } else if (auto e = list[k]->rdp_at(run, *v.rdp_order)) {
             if (std::isnan(*e))

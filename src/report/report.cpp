@@ -44,6 +44,30 @@ std::string per_index_table(const Report& report) {
   return out;
 }
 
+nlohmann::json best_json(const std::vector<AnalysisResult>& results, const std::optional<std::size_t>& best) {
+  if (!best) return nullptr;
+  const auto& b = results[*best];
+  return {{"name", b.name}, {"epsilon", report::json_number(*b.epsilon)}, {"delta", report::json_number(*b.delta)}};
+}
+
+const AnalysisResult* find_result(const std::vector<AnalysisResult>& results, std::string_view name) {
+  for (const auto& r : results)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+// The line that names the adjacency of the report, and what the add/remove column is.
+std::string adjacency_line(const Report& report) {
+  if (report.run.adjacency == Adjacency::remove)
+    return "adjacency: add/remove-one (neighbouring datasets differ by one record added or removed; "
+           "as Opacus and dp_accounting)\n";
+  std::string out = "adjacency: replace-one (neighbouring datasets differ in one record's value)";
+  if (!report.add_remove.empty())
+    return out + "; add/remove: the same run under add/remove-one (one record added or removed), "
+                 "the adjacency of Opacus and dp_accounting\n";
+  return out + "\n";
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Run& run) {
@@ -52,9 +76,15 @@ nlohmann::json to_json(const Run& run) {
   j["steps"] = run.steps;
   j["batch_size"] = run.batch_size;
   j["sampling"] = to_string(run.sampling);
-  j["eta"] = schedule_json(run.eta);
   j["noise"] = to_string(run.noise);
-  j["noise_std"] = schedule_json(run.noise_std);
+  if (run.eta_known) {
+    j["eta"] = schedule_json(run.eta);
+    j["noise_std"] = schedule_json(run.noise_std);
+  } else {
+    // The step size unknown: the noise is known relative to the step only.
+    j["eta"] = nullptr;
+    j["noise_std_per_eta"] = schedule_json(run.noise_std);
+  }
   if (run.loss.lipschitz) j["lipschitz"] = *run.loss.lipschitz;
   if (run.loss.smoothness) j["smoothness"] = *run.loss.smoothness;
   j["strong_convexity"] = run.loss.strong_convexity;
@@ -104,11 +134,13 @@ nlohmann::json to_json(const Report& report) {
     }
     j["analyses"].push_back(a);
   }
-  if (report.best) {
-    const auto& b = report.analyses[*report.best];
-    j["best"] = {{"name", b.name}, {"epsilon", report::json_number(*b.epsilon)}, {"delta", report::json_number(*b.delta)}};
-  } else {
-    j["best"] = nullptr;
+  j["best"] = best_json(report.analyses, report.best);
+  j["adjacency"] = to_string(report.run.adjacency);
+  if (!report.add_remove.empty()) {
+    for (auto& a : j["analyses"])
+      if (const AnalysisResult* r = find_result(report.add_remove, a["name"].get<std::string>()))
+        a["add_remove"] = {{"epsilon", report::json_number(*r->epsilon)}, {"delta", report::json_number(*r->delta)}};
+    j["best_add_remove"] = best_json(report.add_remove, report.add_remove_best);
   }
   if (report.per_index) {
     const auto& v = *report.per_index;
@@ -133,13 +165,22 @@ nlohmann::json to_json(const Report& report) {
 
 std::string to_table(const Report& report) {
   std::string out = fmt::format("run: {}\n", report.run.summary());
+  out += adjacency_line(report);
   const bool by_delta = report.query.delta.has_value();
   out += by_delta ? fmt::format("query: epsilon at delta = {}\n\n", show(*report.query.delta))
                   : fmt::format("query: delta at epsilon = {}\n\n", show(*report.query.epsilon));
   std::size_t width = 8;
   for (const auto& r : report.analyses) width = std::max(width, r.name.size());
-  out += fmt::format("{:<{}}  {:>16}  {}\n", "analysis", width, by_delta ? "epsilon" : "delta",
-                     "details");
+  // With add/remove values, a second column beside the run's own (replace-one) values.
+  const bool both = !report.add_remove.empty();
+  auto value_of = [&](const AnalysisResult& r) { return report::show10(by_delta ? *r.epsilon : *r.delta); };
+  auto add_remove_cell = [&](std::string_view name) -> std::string {
+    if (!both) return "";
+    const AnalysisResult* other = find_result(report.add_remove, name);
+    return fmt::format("{:>16}  ", other ? value_of(*other) : "-");
+  };
+  out += fmt::format("{:<{}}  {:>16}  {}{}\n", "analysis", width, by_delta ? "epsilon" : "delta",
+                     both ? fmt::format("{:>16}  ", "add/remove") : "", "details");
   for (std::size_t i = 0; i < report.analyses.size(); ++i) {
     const auto& r = report.analyses[i];
     std::string value, rest;
@@ -147,7 +188,7 @@ std::string to_table(const Report& report) {
       value = "-";
       rest = "not applicable: " + r.reason;
     } else {
-      value = report::show10(by_delta ? *r.epsilon : *r.delta);
+      value = value_of(r);
       if (r.kind == BoundKind::lower) rest += "[lower bound] ";
       if (r.kind == BoundKind::heuristic) rest += "[heuristic, not a guarantee] ";
       if (report.best && *report.best == i) rest += "[best] ";
@@ -155,12 +196,12 @@ std::string to_table(const Report& report) {
       for (const auto& d : r.details) rest += fmt::format("{}={} ", d.name, report::show10(d.value));
       if (!r.note.empty()) rest += r.note;
     }
-    out += fmt::format("{:<{}}  {:>16}  {}\n", r.name, width, value, rest);
+    out += fmt::format("{:<{}}  {:>16}  {}{}\n", r.name, width, value, add_remove_cell(r.name), rest);
     if (r.applicable && !r.rdp.empty()) {
       std::string curve;
       for (const auto& p : r.rdp)
         curve += fmt::format(" eps({})={}", show(p.alpha), report::show10(p.epsilon));
-      out += fmt::format("{:<{}}  {:>16}  RDP:{}\n", "", width, "", curve);
+      out += fmt::format("{:<{}}  {:>16}  {}RDP:{}\n", "", width, "", both ? fmt::format("{:>16}  ", "") : "", curve);
     }
   }
   out += "\n";
@@ -172,6 +213,11 @@ std::string to_table(const Report& report) {
                        report::show10(*b.delta));
   } else {
     out += "\nbest: none (no analysis applies to this run)\n";
+  }
+  if (report.add_remove_best) {
+    const auto& b = report.add_remove[*report.add_remove_best];
+    out += fmt::format("best under add/remove-one: {} (epsilon = {}, delta = {})\n", b.name,
+                       report::show10(*b.epsilon), report::show10(*b.delta));
   }
   if (report.per_index) out += per_index_table(report);
   return out;

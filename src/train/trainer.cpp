@@ -572,7 +572,9 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
 
   if (!config.no_noise) {
     run.validate();
-    res.report = account(run, Query::at_delta(config.delta));
+    // The `account` request, so that the report is the one `hsdp account` prints for the
+    // same run (with the add/remove-one values of a replace-one run).
+    res.report = account_request(run, Query::at_delta(config.delta));
     if (config.target_epsilon) {
       // Never report a calibration that the accountant does not confirm.
       if (!res.report->best || !(*res.report->analyses[*res.report->best].epsilon <= *config.target_epsilon))

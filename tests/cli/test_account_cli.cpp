@@ -243,3 +243,46 @@ TEST(RdpComparisons, Cli) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- DP-SGD users: no --eta; both adjacencies ------------------------------------------------
+
+const std::string kOpacusMnist = " --n 60000 --batch-size 256 --sampling poisson --noise-multiplier 1.1 --clip 1 "
+                           "--steps 14062 --delta 1e-5";
+
+TEST(DpSgd, RunsWithoutEtaAndShowsBothAdjacencies) {
+  const auto t = run_cli("account" + kOpacusMnist);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("eta=unknown"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("adjacency: replace-one"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("add/remove"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("not applicable: needs the step size eta (--eta)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("best: composition-pld (epsilon = 4.22"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("best under add/remove-one: composition-pld (epsilon = 2.38"), std::string::npos) << t.out;
+  const auto j = run_cli("account --json" + kOpacusMnist);
+  ASSERT_EQ(j.status, 0) << j.err;
+  const json doc = json::parse(j.out);
+  EXPECT_EQ(doc["adjacency"], "replace");
+  EXPECT_NEAR(doc["best"]["epsilon"].get<double>(), 4.22, 0.005);
+  EXPECT_NEAR(doc["best_add_remove"]["epsilon"].get<double>(), 2.38, 0.005);
+  for (const auto& a : doc["analyses"])
+    if (a["name"] == "composition-pld") EXPECT_EQ(a["add_remove"]["epsilon"], doc["best_add_remove"]["epsilon"]);
+  // Under --adjacency remove: that value is the run's own, nothing beside it.
+  const auto r = run_cli("account --json --adjacency remove" + kOpacusMnist);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json removed = json::parse(r.out);
+  EXPECT_EQ(removed["best"]["epsilon"], doc["best_add_remove"]["epsilon"]);
+  EXPECT_FALSE(removed.contains("best_add_remove"));
+}
+
+TEST(DpSgd, WhatNeedsEtaSaysSo) {
+  const auto std_noise = run_cli("account --n 100 --noise-std 1");
+  EXPECT_EQ(std_noise.status, 2);
+  EXPECT_NE(std_noise.err.find("--eta = (missing): must be given with --noise-std"), std::string::npos) << std_noise.err;
+  const auto exact = run_cli("audit exact --n 100 --sigma 3 --convention journal --lipschitz 1");
+  EXPECT_EQ(exact.status, 2);
+  EXPECT_NE(exact.err.find("--eta = (missing)"), std::string::npos) << exact.err;
+}
+
+}  // namespace

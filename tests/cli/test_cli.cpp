@@ -75,8 +75,10 @@ TEST(Cli, JsonEqualsLibrary) {
   run.loss.lipschitz = 1;
   run.loss.smoothness = 1;
   run.diameter = 1;
-  const auto report = hsdp::account(run, hsdp::Query::at_epsilon(1.0));
+  // The command's request: every analysis, and the add/remove-one values of this replace-one run.
+  const auto report = hsdp::account_request(run, hsdp::Query::at_epsilon(1.0));
   EXPECT_EQ(hsdp::to_json(report)["analyses"], j["analyses"]);
+  EXPECT_EQ(hsdp::to_json(report)["best_add_remove"], j["best_add_remove"]);
 }
 
 TEST(Cli, RestrictToOneAnalysis) {

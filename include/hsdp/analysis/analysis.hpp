@@ -68,8 +68,19 @@ class Analysis {
   virtual BoundKind kind() const { return BoundKind::upper; }
 
   /// nullopt when the analysis applies to `run`, otherwise the reason (a sentence
-  /// naming the violated assumption, without the "not applicable: " prefix).
+  /// naming the violated assumption, without the "not applicable: " prefix). Callers ask
+  /// not_applicable(), which adds the requirements every analysis shares.
   virtual std::optional<std::string> check(const Run& run) const = 0;
+
+  /// False when the guarantee reads the step sizes only through the noise relative to the
+  /// step, noise_std_t / eta_t (e.g. a DP-SGD noise multiplier), so that it holds for a run
+  /// whose step size is unknown (Run::eta_known). Default true: an analysis that reads eta
+  /// against L, beta, lambda or the diameter needs it.
+  virtual bool reads_eta() const { return true; }
+
+  /// The reason the analysis does not apply to `run` (nullopt when it does): "needs the step
+  /// size eta" for a run without one when reads_eta(), else check().
+  std::optional<std::string> not_applicable(const Run& run) const;
 
   /// log delta(eps) for eps >= 0 on an applicable run; -inf means delta = 0. Must be
   /// non-increasing in eps. Values above 0 (delta > 1) are allowed and capped by evaluate().
