@@ -127,6 +127,7 @@ const std::vector<AnalysisPtr>& all_analyses() {
       detail::make_pabi_feldman(),           detail::make_balle_mixing(),
       detail::make_composition_rdp(),        detail::make_composition_pld(),
       detail::make_shifted_renyi(),          detail::make_shifted_interpolation(),
+      detail::make_ye_shokri(),
       detail::make_langevin(),               detail::make_langevin_lower(),
       detail::make_last_iterate_heuristic(),
   };
