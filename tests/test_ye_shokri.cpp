@@ -375,6 +375,8 @@ TEST(YeShokri, ExtremesAreFiniteOrInfiniteNeverNaN) {
       make_run(60000, 2048, 29 * 10, 1.92, 1e-6, 0.02),              // z tiny
       make_run(1000000000, 1, 1000000000, 1e-3, 2.0, 1e-6),         // m = 1e9 positions
       make_run(1000, 100, 30, 1.0, 2.0, 1.0),                        // eta lambda = eta beta = 1: c = 0
+      make_run(1000, 100, 30, 1.0, 2.0, std::ldexp(1.0, -53)),       // c = the largest double below 1
+      make_run(1000, 100, 30, 1.0, 2.0, 1e-17),                      // 1 - eta lambda rounds to 1
   };
   for (const auto& run : runs) {
     ASSERT_FALSE(ys()->check(run)) << *ys()->check(run);

@@ -71,6 +71,9 @@ Params params(const Run& run) {
   // One ulp up: a contraction factor below the true one would understate the bound (and c = 0,
   // eta lambda = eta beta = 1, becomes the smallest positive double: log c stays finite).
   p.c = std::nextafter(c, 2.0);
+  // c just below 1 (eta lambda ~ 1e-16) rounds to 1, where e1 would read 0/0: step past it (the
+  // formula is non-decreasing in c, and finite above 1: e1(j) = 1 / sum_{i<j} c^{-2i}).
+  if (p.c == 1.0) p.c = std::nextafter(1.0, 2.0);
   p.log_c = std::log(p.c);
   p.m = run.n / run.batch_size;
   p.h = p.m / 2;
