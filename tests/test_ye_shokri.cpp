@@ -116,13 +116,16 @@ TEST(YeShokri, ReferenceValuesAtOrderEight) {
 TEST(YeShokri, TheAuthorsConversionAndHsdps) {
   // Their rule at delta = 1e-5: 2.9045988 (K = 1), 2.9965981 (K = 10), 2.9966004 (K = 1200),
   // evaluated on the independent formula; the analysis' curve agrees with it at every order.
-  const std::vector<std::pair<std::int64_t, double>> cases{{1, 2.9045988}, {10, 2.9965981}, {1200, 2.9966004}};
+  const std::vector<std::pair<std::int64_t, double>> cases{
+      {1, 2.9045988}, {10, 2.9965981}, {1200, 2.9966004}};
   for (const auto& [K, expected] : cases) {
     const double theirs = opacus_rule([&](double a) { return formula(a, 3.01, kFashionC, 29, K); }, 1e-5);
     EXPECT_NEAR(theirs, expected, 5e-8) << "K = " << K;
     const auto run = fashion(K);
-    for (double a : {1.1, 2.0, 7.0, 12.0, 63.0})
-      EXPECT_NEAR(rdp(run, a), formula(a, 3.01, kFashionC, 29, K), 1e-12 * formula(a, 3.01, kFashionC, 29, K));
+    for (double a : {1.1, 2.0, 7.0, 12.0, 63.0}) {
+      const double want = formula(a, 3.01, kFashionC, 29, K);
+      EXPECT_NEAR(rdp(run, a), want, 1e-12 * want);
+    }
     // hsdp's conversion (the best of Mironov, CKS and journal (23), alpha continuous) may
     // only lower it; the target is eps(1e-5) <= 2.9966.
     const auto r = ys()->evaluate(run, hsdp::Query::at_delta(1e-5));
@@ -137,7 +140,8 @@ TEST(YeShokri, TheAuthorsConversionAndHsdps) {
 TEST(YeShokri, ToyValuesOfTheNote) {
   // last-iterate-fdp.md §7 T7: n 1000, b 100, eta .1, lambda .1, z 2: E = 1/10/100/1000 ->
   // 4.7929 / 7.4961 / 9.0496 / 9.0497, which is the authors' rule (Opacus 0.13) at delta 1e-5.
-  const std::vector<std::pair<std::int64_t, double>> cases{{1, 4.7929}, {10, 7.4961}, {100, 9.0496}, {1000, 9.0497}};
+  const std::vector<std::pair<std::int64_t, double>> cases{
+      {1, 4.7929}, {10, 7.4961}, {100, 9.0496}, {1000, 9.0497}};
   for (const auto& [E, expected] : cases) {
     const auto run = make_run(1000, 100, 10 * E, 0.1, 2.0, 0.1);
     EXPECT_NEAR(opacus_rule([&](double a) { return rdp(run, a); }, 1e-5), expected, 6e-5) << "E = " << E;
@@ -197,7 +201,8 @@ struct Instance {
 std::vector<Instance> small_instances() {
   std::vector<Instance> out;
   for (double c : {0.2, 0.6, 0.9, 0.97, 0.999})
-    for (auto [m, K] : std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 2}, {2, 5}, {3, 3}, {4, 2}, {5, 3}, {8, 2}, {13, 2}})
+    for (auto [m, K] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {2, 2}, {2, 5}, {3, 3}, {4, 2}, {5, 3}, {8, 2}, {13, 2}})
       out.push_back({c, m, K});
   return out;
 }
@@ -213,7 +218,8 @@ TEST(YeShokri, ShiftEnergiesAreDominatedOnSmallInstances) {
     const std::size_t block = e.size() / static_cast<std::size_t>(m);
     for (std::size_t i = 0; i < e.size(); ++i) {
       const auto J = static_cast<std::int64_t>(i / block) + 1;
-      EXPECT_LE(e[i], (A + e1_product(c, J)) * (1 + 1e-10)) << "c " << c << " m " << m << " K " << K << " rank " << i;
+      EXPECT_LE(e[i], (A + e1_product(c, J)) * (1 + 1e-10))
+          << "c " << c << " m " << m << " K " << K << " rank " << i;
     }
   }
 }
@@ -230,7 +236,8 @@ TEST(YeShokri, AboveTheJointConvexityBoundOnSmallInstances) {
         for (double v : e) s += std::exp((a - 1) * R * v - mx);
         const double jc = (mx + std::log(s / static_cast<double>(e.size()))) / (a - 1);
         const double value = rdp(run_with_c(c, m, K, z), a);
-        EXPECT_GE(value, jc * (1 - 1e-12)) << "c " << c << " m " << m << " K " << K << " z " << z << " a " << a;
+        EXPECT_GE(value, jc * (1 - 1e-12))
+            << "c " << c << " m " << m << " K " << K << " z " << z << " a " << a;
         if (K == 1) EXPECT_NEAR(value, jc, 1e-9 * jc);
       }
   }
@@ -279,7 +286,8 @@ TEST(YeShokri, AboveTheExactDivergenceOfTheLinearInstance) {
     double z;
   };
   for (const auto& [c, m, K, z] :
-       std::vector<Case>{{0.9, 4, 2, 2.0}, {0.8, 4, 3, 1.0}, {0.7, 3, 4, 0.3}, {0.99, 6, 2, 1.0}, {0.5, 2, 5, 0.2}, {kFashionC, 29, 1, 3.01}}) {
+       std::vector<Case>{{0.9, 4, 2, 2.0}, {0.8, 4, 3, 1.0}, {0.7, 3, 4, 0.3}, {0.99, 6, 2, 1.0},
+                         {0.5, 2, 5, 0.2}, {kFashionC, 29, 1, 3.01}}) {
     const std::int64_t T = m * K;
     std::vector<std::pair<double, double>> sym_p, sym_q, one_q;
     std::int64_t count = 1;
@@ -287,7 +295,8 @@ TEST(YeShokri, AboveTheExactDivergenceOfTheLinearInstance) {
     for (std::int64_t code = 0; code < count; ++code) {
       double mu = 0;
       std::int64_t x = code;
-      for (std::int64_t e = 0; e < K; ++e, x /= m) mu += std::pow(c, static_cast<double>(T - (e * m + x % m + 1)));
+      for (std::int64_t e = 0; e < K; ++e, x /= m)
+        mu += std::pow(c, static_cast<double>(T - (e * m + x % m + 1)));
       const double w = 1.0 / static_cast<double>(count);
       sym_p.push_back({-mu / 2, w});
       sym_q.push_back({mu / 2, w});

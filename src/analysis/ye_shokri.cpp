@@ -110,8 +110,8 @@ void for_blocks(std::int64_t r, F&& f) {
   std::int64_t j = 1;
   for (; j <= std::min(r, kExactTerms); ++j) f(j, std::int64_t{1});
   while (j <= r) {
-    const auto len = std::min<std::int64_t>(
-        r - j + 1, std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(j) * (kBlockGrowth - 1.0))));
+    const auto grow = static_cast<std::int64_t>(static_cast<double>(j) * (kBlockGrowth - 1.0));
+    const auto len = std::min<std::int64_t>(r - j + 1, std::max<std::int64_t>(1, grow));
     f(j, len);
     j += len;
   }
@@ -129,10 +129,14 @@ double last_term(const Params& p, double alpha) {
   const double m = static_cast<double>(p.m);
   double sum = 0.0;
   if (top <= 1.0) {
-    for_blocks(p.r, [&](std::int64_t j, std::int64_t len) { sum += static_cast<double>(len) * std::expm1(u * R * e1(p, j)); });
+    for_blocks(p.r, [&](std::int64_t j, std::int64_t len) {
+      sum += static_cast<double>(len) * std::expm1(u * R * e1(p, j));
+    });
     return std::log1p(sum / m) / u;
   }
-  for_blocks(p.r, [&](std::int64_t j, std::int64_t len) { sum += static_cast<double>(len) * std::exp(u * R * e1(p, j) - top); });
+  for_blocks(p.r, [&](std::int64_t j, std::int64_t len) {
+    sum += static_cast<double>(len) * std::exp(u * R * e1(p, j) - top);
+  });
   sum += static_cast<double>(p.m - p.r) * std::exp(-top);
   return R * e1(p, 1) + std::log(sum / m) / u;
 }
