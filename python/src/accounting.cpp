@@ -72,7 +72,8 @@ void bind_accounting(py::module_& m) {
       .def_readonly("reason", &AnalysisResult::reason, "Why not applicable ('' when applicable).")
       .def_property_readonly("kind", [](const AnalysisResult& r) {
         return std::string(to_string(r.kind));
-      }, "\"upper\" (a guarantee), \"lower\" (what no analysis can beat) or \"heuristic\" (an estimate, not a guarantee).")
+      }, "\"upper\" (a guarantee), \"lower\" (what no analysis can beat), \"heuristic\" (an estimate, not a guarantee) "
+         "or \"comparison\" (a published bound hsdp prints but does not certify).")
       .def_property_readonly("epsilon", [](const AnalysisResult& r) { return optional_float(r.epsilon); },
                              "Epsilon (rounded up; may be inf), None when not applicable.")
       .def_property_readonly("delta", [](const AnalysisResult& r) { return optional_float(r.delta); },

@@ -39,6 +39,7 @@ std::string_view to_string(BoundKind kind) {
     case BoundKind::upper: return "upper";
     case BoundKind::lower: return "lower";
     case BoundKind::heuristic: return "heuristic";
+    case BoundKind::comparison: return "comparison";
   }
   return "?";
 }
@@ -92,7 +93,8 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     // An upper bound reports delta_upper (delta > 1 is vacuous: 1; below the smallest
     // normal double: DBL_MIN, above the true value, with the exact log delta in the note);
     // a lower bound keeps what it can represent.
-    // A heuristic is rounded like an upper bound (never shown smaller than computed).
+    // A heuristic or a comparison is rounded like an upper bound (never shown smaller than
+    // computed).
     r.delta = kind() != BoundKind::lower ? delta_upper(ld) : (ld >= 0.0 ? 1.0 : std::exp(ld));
     constexpr double kMinNormal = std::numeric_limits<double>::min();
     if (ld > -std::numeric_limits<double>::infinity() && ld < std::log(kMinNormal))
@@ -117,7 +119,7 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     if (auto v = rdp_at(run, alpha)) {
       if (std::isnan(*v))
         throw std::logic_error(fmt::format("{}: RDP is NaN at alpha = {}", name(), alpha));
-      r.rdp.push_back({alpha, r.kind == BoundKind::upper ? round_up(*v) : *v});
+      r.rdp.push_back({alpha, r.kind != BoundKind::lower ? round_up(*v) : *v});
     }
   }
   return r;
@@ -131,6 +133,7 @@ const std::vector<AnalysisPtr>& all_analyses() {
       detail::make_pabi_feldman(),           detail::make_balle_mixing(),
       detail::make_composition_rdp(),        detail::make_composition_pld(),
       detail::make_shifted_renyi(),          detail::make_shifted_interpolation(),
+      detail::make_ye_shokri(),
       detail::make_langevin(),               detail::make_langevin_lower(),
       detail::make_last_iterate_heuristic(),
   };

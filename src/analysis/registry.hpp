@@ -19,6 +19,7 @@ AnalysisPtr make_langevin();                 // langevin.cpp
 AnalysisPtr make_langevin_lower();           // langevin.cpp (Thm 3, a lower bound)
 AnalysisPtr make_shifted_renyi();            // shifted_renyi.cpp
 AnalysisPtr make_shifted_interpolation();    // shifted_interpolation.cpp
+AnalysisPtr make_ye_shokri();                // ye_shokri.cpp (kind comparison)
 AnalysisPtr make_last_iterate_heuristic();   // last_iterate_heuristic.cpp (kind heuristic)
 
 }  // namespace hsdp::detail

@@ -274,6 +274,7 @@ Comparison compare(const CompareSpec& spec) {
       if (!v.label.empty()) curve.label += fmt::format(", {}", v.label);
       if (curve.kind == BoundKind::lower) curve.label += " (lower)";
       if (curve.kind == BoundKind::heuristic) curve.label += " (heuristic)";
+      if (curve.kind == BoundKind::comparison) curve.label += " (comparison)";
       curve.ys.resize(c.xs.size());
       curve.reasons.resize(c.xs.size());
       c.curves.push_back(std::move(curve));

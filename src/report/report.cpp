@@ -191,6 +191,7 @@ std::string to_table(const Report& report) {
       value = value_of(r);
       if (r.kind == BoundKind::lower) rest += "[lower bound] ";
       if (r.kind == BoundKind::heuristic) rest += "[heuristic, not a guarantee] ";
+      if (r.kind == BoundKind::comparison) rest += "[comparison, never best] ";
       if (report.best && *report.best == i) rest += "[best] ";
       if (r.index) rest += fmt::format("index {} ", *r.index);
       for (const auto& d : r.details) rest += fmt::format("{}={} ", d.name, report::show10(d.value));

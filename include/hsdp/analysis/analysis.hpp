@@ -26,9 +26,11 @@ struct Query {
 
 /// upper: a guarantee (can be "best", used by calibrate). lower: what no analysis can beat.
 /// heuristic: an estimate that is NOT a guarantee (printed and in JSON, never best, never
-/// calibrated for).
-enum class BoundKind { upper, lower, heuristic };
-/// "upper", "lower" or "heuristic".
+/// calibrated for). comparison: a published upper bound that hsdp prints next to the others
+/// but does not certify, because its derivation is not reproduced in docs/ (rounded up like
+/// an upper bound; never best, never calibrated for).
+enum class BoundKind { upper, lower, heuristic, comparison };
+/// "upper", "lower", "heuristic" or "comparison".
 std::string_view to_string(BoundKind kind);
 
 /// A named side value of an analysis (a closed form next to the exact sum, a regret
