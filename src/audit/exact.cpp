@@ -30,6 +30,7 @@
 #include <stdexcept>
 
 #include "convolution.hpp"
+#include "instance.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/log_normal.hpp"
 #include "hsdp/numerics/root.hpp"
@@ -452,29 +453,6 @@ class Propagator {
   std::vector<std::shared_ptr<Kernel>> cache_;
 };
 
-// Is record `index` (1-based) in cyclic batch t (1-based)? Batch t holds positions
-// ((t-1) b + j) mod n, j = 0..b-1 (run.hpp: "batches of size b, wrapping around").
-bool in_cyclic_batch(const Run& run, std::int64_t index, std::int64_t t) {
-  __extension__ using u128 = unsigned __int128;
-  const auto n = static_cast<u128>(run.n);
-  const u128 start = (static_cast<u128>(t - 1) % n) * static_cast<u128>(run.batch_size) % n;
-  const u128 pos = static_cast<u128>(index - 1);
-  return (pos + n - start) % n < static_cast<u128>(run.batch_size);
-}
-
-// The differing record's position in cyclic order: the one given, or the one whose use is
-// most recent (the last record of batch T) for the last iterate, or the first record (used
-// in every prefix) for a random stop: where the per-index analyses put their worst case.
-std::optional<std::int64_t> record_index(const Run& run) {
-  if (run.sampling != Sampling::cyclic) return std::nullopt;
-  if (run.index) return run.index;
-  if (run.release == Release::random_stop) return 1;
-  __extension__ using u128 = unsigned __int128;
-  const u128 last = (static_cast<u128>(run.steps) * static_cast<u128>(run.batch_size) - 1) %
-                    static_cast<u128>(run.n);
-  return static_cast<std::int64_t>(last) + 1;
-}
-
 }  // namespace
 
 std::string_view to_string(Pair pair) { return pair == Pair::sec4 ? "sec4" : "opposite"; }
@@ -557,14 +535,14 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilt
     lo = -hi;
   }
   Propagator prop(lo, hi, projected, n, tilted);
-  const auto index = record_index(run);
+  const auto index = detail::record_index(run);
   const double q_use = static_cast<double>(run.batch_size) / static_cast<double>(run.n);
   auto usage = [&](std::int64_t t) -> double {
     switch (run.sampling) {
       case Sampling::full: return 1.0;
       case Sampling::poisson:
       case Sampling::fixed: return q_use;  // marginal b/n, independent across steps
-      case Sampling::cyclic: return in_cyclic_batch(run, *index, t) ? 1.0 : 0.0;
+      case Sampling::cyclic: return detail::in_cyclic_batch(run, *index, t) ? 1.0 : 0.0;
       case Sampling::shuffle: break;
     }
     throw std::logic_error("usage: shuffle is propagated separately");
