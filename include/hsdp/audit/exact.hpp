@@ -118,7 +118,17 @@ struct RenyiEstimate {
   double error;  ///< |fine - coarse|
 };
 
+/// How the exact value was computed.
+///  grid     : the laws propagated on a grid (projected runs, random stops): the error is the
+///             grid's discretisation estimate plus proven round-off bounds;
+///  gaussian : unprojected last iterate: a Gaussian mixture in closed form
+///             (include/hsdp/audit/gaussian_mixture.hpp), the error a proven bound.
+enum class Method { grid, gaussian };
+std::string_view to_string(Method);
+
 struct ExactResult {
+  Method method = Method::grid;
+  std::size_t components = 0;  ///< gaussian: components of each last-iterate mixture
   bool at_delta = true;   ///< the query gave delta (and epsilon is computed), or epsilon
   double epsilon = 0.0;   ///< the given or the computed epsilon (fine grid)
   double delta = 0.0;     ///< the given or the computed delta (fine grid)
