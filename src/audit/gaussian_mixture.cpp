@@ -181,22 +181,11 @@ int sign_changes(std::span<const Term> t) {
   return v;
 }
 
-// The root in [a, b], where the computed signs at a and b differ (sa = sign at a): TOMS 748 on
-// log(pos) - log(neg), then the bracket is widened until the signs at its ends are beyond
-// rounding, so that it holds the exact root.
-Root locate(std::span<const Term> terms, ld a, ld b, int sa) {
-  auto g = [&](ld z) {
-    const Parts r = evaluate(terms, z);
-    if (std::isinf(r.pos) && std::isinf(r.neg)) return 0.0L;
-    return r.pos - r.neg;
-  };
-  const ld ga = g(a), gb = g(b);
-  std::uintmax_t iterations = 100;
-  const auto bracket =
-      boost::math::tools::toms748_solve(g, a, b, ga, gb, boost::math::tools::eps_tolerance<ld>(50), iterations);
-  ld lo = bracket.first, hi = bracket.second;
+// Widens [lo, hi] (inside [a, b]) until the computed signs at its ends are beyond rounding
+// (sa at the left end, -sa at the right), so that it holds the exact root.
+Root widen(std::span<const Term> terms, ld lo, ld hi, ld a, ld b, int sa) {
   const ld step0 = std::max(hi - lo, 1e-15L * std::max(1.0L, std::abs(lo)));
-  auto widen = [&](ld from, ld end, int want, ld dir) {
+  auto out = [&](ld from, ld end, int want, int dir) {
     ld d = step0, x = from;
     for (int i = 0; i < 200; ++i) {
       const Parts r = evaluate(terms, x);
@@ -207,9 +196,27 @@ Root locate(std::span<const Term> terms, ld a, ld b, int sa) {
     }
     return end;
   };
-  lo = widen(lo, a, sa, -1);
-  hi = widen(hi, b, -sa, +1);
-  return {lo, hi};
+  return {out(lo, a, sa, -1), out(hi, b, -sa, +1)};
+}
+
+// The root in [a, b], where the computed signs at a and b differ (sa = sign at a): in closed
+// form for two terms (c_0 e^{lambda_0 z} = -c_1 e^{lambda_1 z}), else TOMS 748 on
+// log(pos) - log(neg); then widened (above).
+Root locate(std::span<const Term> terms, ld a, ld b, int sa) {
+  if (terms.size() == 2) {
+    const ld z = (terms[0].log_c - terms[1].log_c) / (terms[1].lambda - terms[0].lambda);
+    if (z > a && z < b) return widen(terms, z, z, a, b, sa);
+  }
+  auto g = [&](ld z) {
+    const Parts r = evaluate(terms, z);
+    if (std::isinf(r.pos) && std::isinf(r.neg)) return 0.0L;
+    return r.pos - r.neg;
+  };
+  const ld ga = g(a), gb = g(b);
+  std::uintmax_t iterations = 100;
+  const auto bracket =
+      boost::math::tools::toms748_solve(g, a, b, ga, gb, boost::math::tools::eps_tolerance<ld>(50), iterations);
+  return widen(terms, bracket.first, bracket.second, a, b, sa);
 }
 
 // All roots of the sum in [lo, hi] where it changes sign, in increasing order (Rolle).
