@@ -2,7 +2,9 @@
 //
 // Discretisation (Nystrom method): the density of w_t is kept at the grid points
 // x_j = lo + j h. One step with step shift c (the gradient step of the record's linear loss;
-// every other loss is zero, so the update is a translation) and noise N(0, s^2) maps
+// every other loss is zero, so the update is a translation; with lambda > 0 the regulariser
+// first contracts, y -> a y, a = 1 - eta lambda, and the kernel below has x - a y - c, a dense
+// sum instead of a convolution: Propagator::dense) and noise N(0, s^2) maps
 //   p'(x)  = int p(y) phi_s(x - y - c) dy + A phi_s(x - lo - c) + B phi_s(x - hi - c)
 //   A'     = int p(y) Q((y + c - lo)/s) dy + A Q(c/s) + B Q((hi - lo + c)/s)
 //   B'     = int p(y) Q((hi - y - c)/s) dy + A Q((hi - lo - c)/s) + B Q(-c/s)
@@ -352,7 +354,7 @@ class Propagator {
       const double ex = std::exp(hi);
       return ex + ex * lo;
     };
-    auto column = [&](ld m, double weight, double weight_err) {
+    auto column = [&](ld m, double weight, double weight_err, auto carry_err) {
       const ld j0l = std::round((m - static_cast<ld>(lo_)) / static_cast<ld>(h_));
       const auto j0 = static_cast<std::size_t>(std::clamp<ld>(j0l, 0.0L, static_cast<ld>(n_ - 1)));
       for (const int dir : {+1, -1}) {
@@ -369,7 +371,7 @@ class Propagator {
             if (phi == 0.0 && (dir > 0 ? t > 0 : t < 0)) break;
           }
           acc_[j] += weight * phi;
-          if (with_err) acc_err_[j] += weight_err * phi;
+          if constexpr (decltype(carry_err)::value) acc_err_[j] += weight_err * phi;
           if (dir > 0 ? j + 1 >= n_ : j == 0) break;
           j = dir > 0 ? j + 1 : j - 1;
           phi *= r;
@@ -377,22 +379,35 @@ class Propagator {
         }
       }
     };
+    // The input's error bounds: where e_i <= 1e-8 p_i (the usual case: relative bounds), the
+    // output's share is at most rho times the output, rho = the largest such ratio (all terms
+    // are positive), and those columns need no second sum; the others carry theirs.
+    constexpr double kRegular = 1e-8;
+    double rho = 0.0;
+    std::vector<char> regular(n_, 1);
+    for (std::size_t i = 0; i < n_ && with_err; ++i) {
+      const double e = in.density_error[i], p = in.density[i];
+      if (e <= kRegular * p) rho = std::max(rho, p > 0 ? e / p : 0.0);
+      else regular[i] = 0;
+    }
+    rho *= 1 + 4 * kU;
     for (std::size_t i = 0; i < n_; ++i) {
       const double mass = weights_[i] * in.density[i];
       const double emass = with_err ? weights_[i] * in.density_error[i] * (1 + 2 * kU) : 0.0;
       if (mass == 0 && emass == 0) continue;
       const ld y = static_cast<ld>(k.a) * static_cast<ld>(x_[i]);
-      if (k.u == 0.0) {
-        column(y, mass, emass);
-      } else {
-        column(y, (1 - k.u) * mass, (1 - k.u) * emass);
-        column(y + static_cast<ld>(k.c), k.u * mass, k.u * emass);
+      const double share[2] = {1 - k.u, k.u};
+      const ld shift[2] = {0.0L, static_cast<ld>(k.c)};
+      for (int part = 0; part < (k.u == 0.0 ? 1 : 2); ++part) {
+        const double f = k.u == 0.0 ? 1.0 : share[part];
+        if (regular[i]) column(y + shift[part], f * mass, 0.0, std::false_type{});
+        else column(y + shift[part], f * mass, f * emass, std::true_type{});
       }
     }
     const double sum_rel = kColumnRel + (static_cast<double>(2 * n_) + 8) * kU;
     for (std::size_t j = 0; j < n_; ++j) {
       density[j] += acc_[j];
-      err[j] += (acc_err_[j] + sum_rel * acc_[j]) * (1 + sum_rel);
+      err[j] += (acc_err_[j] + (rho + sum_rel) * acc_[j]) * (1 + sum_rel);
     }
   }
 
