@@ -305,7 +305,9 @@ TEST(GaussianMixture, ShuffleRecursionEqualsEnumeration) {
   // c = 1 and c < 1.
   const struct { std::int64_t n, b, T; double lambda; } cases[] = {
       {4, 1, 8, 0.3}, {6, 2, 9, 0.5}, {7, 2, 6, 0.2}, {7, 2, 7, 0.0}, {9, 2, 11, 0.6},
-      {5, 1, 12, 0.4}, {13, 3, 9, 1.2}, {6, 1, 24, 0.1}};
+      {5, 1, 12, 0.4}, {13, 3, 9, 1.2}, {6, 1, 24, 0.1},
+      // eta lambda = 1.5: c = -0.5, the values of A change sign (several roots: the Rolle path).
+      {8, 2, 8, 3.0}};
   for (const auto& c : cases) {
     const auto run = quad_run(c.n, c.T, c.b, Sampling::shuffle, 0.5, 0.3, c.lambda);
     expect_same_privacy(run, enumerate_shuffle(run),
