@@ -57,7 +57,8 @@ struct Tail {
 Tail q_tail(ld x) {
   if (std::isinf(x)) return {x > 0 ? 0.0L : 1.0L, 0.0L};
   const ld v = 0.5L * boost::math::erfc(x * kInvSqrt2);
-  return {v, v * (x * x + 16) * kU};
+  // (Beyond x ~ 106 erfc underflows: the value is then below the smallest subnormal.)
+  return {v, v * (x * x + 16) * kU + std::numeric_limits<ld>::denorm_min()};
 }
 
 // P(A < Z < B) for a standard normal Z, A < B (either may be infinite), without cancellation
