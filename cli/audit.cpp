@@ -4,8 +4,10 @@
 //   hsdp audit exact [run flags] [--delta D | --epsilon E] [--json] [--plot F.svg] [--csv F.csv]
 //
 // exact: the true eps(delta) of the one-dimensional worst-case instance of the run
-// (altschuler-talwar Sec. 4; include/hsdp/audit/exact.hpp) with its discretisation error,
-// next to every applicable upper bound and the ratio bound / exact.
+// (altschuler-talwar Sec. 4, plus the regulariser (lambda/2) w^2 with --strong-convexity;
+// include/hsdp/audit/exact.hpp) with its error: on a grid with projection or a random stop,
+// in closed form (a Gaussian mixture, include/hsdp/audit/gaussian_mixture.hpp) for the
+// unprojected last iterate; next to every applicable upper bound and the ratio bound / exact.
 //
 //   hsdp audit mia --data FILE --model M [trainer flags] --trials N [--delta D] [--seed S]
 //                  [--canary-index I] [--threads K] [--json]
@@ -42,8 +44,9 @@ using AddAuditKind = std::function<std::function<int()>(CLI::App& parent)>;
 std::function<int()> add_exact(CLI::App& parent) {
   auto* sub = parent.add_subcommand(
       "exact",
-      "Exact privacy loss of the 1-D worst-case instance of the run (linear losses, projection "
-      "onto [-D/2, D/2]) next to every applicable upper bound");
+      "Exact privacy loss of the 1-D worst-case instance of the run (linear losses plus "
+      "(lambda/2) w^2; projected onto [-D/2, D/2] on a grid, unprojected last iterate in closed "
+      "form) next to every applicable upper bound");
   struct Options {
     RunFlags run;
     bool json = false;
@@ -57,7 +60,7 @@ std::function<int()> add_exact(CLI::App& parent) {
   sub->add_flag("--json", opt->json, "Print JSON instead of the table");
   sub->add_option("--grid", opt->grid,
                   "Points of the fine grid (>= 65; the coarse grid has half as many, and the "
-                  "difference of the two results is the stated error)")
+                  "difference of the two results is the stated error); unused by the closed form")
       ->capture_default_str();
   sub->add_option("--pair", opt->pair,
                   "Linear losses of the differing record: sec4 (0 vs L(D - w), altschuler-talwar "

@@ -11,6 +11,8 @@
 // then the audit's purpose: every upper bound hsdp reports is >= exact - error.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "hsdp/audit/exact.hpp"
+#include "hsdp/audit/gaussian_mixture.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/log_normal.hpp"
@@ -129,9 +132,13 @@ TEST(AuditExact, OneProjectedStepMatchesQuadrature) {
 }
 
 TEST(AuditExact, TwoProjectedStepsMatchNestedQuadrature) {
-  // Two full-batch steps, sec4 pair: P symmetric walk, Q drifts by c = 0.25 each step.
-  const double D = 1.0, s = 0.25, c = 0.25;
-  const RunT run = make_run(1, 2, 1, Sampling::full, 0.25, s, D);
+  // Two full-batch steps, sec4 pair: P symmetric walk, Q drifts by c = 0.25 each step. With
+  // lambda > 0 every step first contracts, w -> A w, A = 1 - eta lambda (the dense steps and
+  // the atoms' images A (+-D/2) of src/audit/exact.cpp).
+  for (const double lambda : {0.0, 0.6}) {
+  const double D = 1.0, s = 0.25, c = 0.25, A = 1.0 - 0.25 * lambda;
+  RunT run = make_run(1, 2, 1, Sampling::full, 0.25, s, D);
+  run.loss.strong_convexity = lambda;
   const auto laws = audit::propagate(run, audit::Pair::sec4, 4001);
   const double a = -D / 2, b = D / 2;
   // The law after one step from 0 with drift d, then its image after the second step.
@@ -144,23 +151,23 @@ TEST(AuditExact, TwoProjectedStepsMatchNestedQuadrature) {
   auto law2 = [&](double d) {
     Step1 l1{d, s, a, b};
     return [=](double x) {
-      const double inner = num::integrate([&](double y) { return l1.dens(y) * phi_s(x - y - d, s); }, a, b, 1e-13);
-      return inner + l1.left() * phi_s(x - a - d, s) + l1.right() * phi_s(x - b - d, s);
+      const double inner = num::integrate([&](double y) { return l1.dens(y) * phi_s(x - A * y - d, s); }, a, b, 1e-13);
+      return inner + l1.left() * phi_s(x - A * a - d, s) + l1.right() * phi_s(x - A * b - d, s);
     };
   };
   auto atoms2 = [&](double d) {
     Step1 l1{d, s, a, b};
-    const double left = num::integrate([&](double y) { return l1.dens(y) * num::q((y + d - a) / s); }, a, b, 1e-13) +
-                        l1.left() * num::q(d / s) + l1.right() * num::q((b - a + d) / s);
-    const double right = num::integrate([&](double y) { return l1.dens(y) * num::q((b - y - d) / s); }, a, b, 1e-13) +
-                         l1.left() * num::q((b - a - d) / s) + l1.right() * num::q(-d / s);
+    const double left = num::integrate([&](double y) { return l1.dens(y) * num::q((A * y + d - a) / s); }, a, b, 1e-13) +
+                        l1.left() * num::q((A * a + d - a) / s) + l1.right() * num::q((A * b + d - a) / s);
+    const double right = num::integrate([&](double y) { return l1.dens(y) * num::q((b - A * y - d) / s); }, a, b, 1e-13) +
+                         l1.left() * num::q((b - A * a - d) / s) + l1.right() * num::q((b - A * b - d) / s);
     return std::pair{left, right};
   };
   const auto p2 = law2(0.0), q2 = law2(c);
   const auto [pl, pr] = atoms2(0.0);
   const auto [ql, qr] = atoms2(c);
-  EXPECT_NEAR(laws.p.left, pl, 1e-11);
-  EXPECT_NEAR(laws.q.right, qr, 1e-11);
+  EXPECT_NEAR(laws.p.left, pl, 1e-11) << lambda;
+  EXPECT_NEAR(laws.q.right, qr, 1e-11) << lambda;
   for (const double eps : {0.2, 1.0}) {
     const double gamma = std::exp(eps);
     // q2/p2 is increasing in x (a drift to the right): one crossing, found by bisection.
@@ -171,7 +178,8 @@ TEST(AuditExact, TwoProjectedStepsMatchNestedQuadrature) {
       for (int i = 0; i < 60; ++i) (g(0.5 * (lo + hi)) > 0 ? lo : hi) = 0.5 * (lo + hi);
     const double dens = quad_e_gamma(p2, q2, gamma, a, b, {0.5 * (lo + hi)});
     const double expected = dens + std::max(pl - gamma * ql, 0.0) + std::max(pr - gamma * qr, 0.0);
-    EXPECT_NEAR(audit::e_gamma(laws.p, laws.q, eps), expected, 1e-9) << eps;
+    EXPECT_NEAR(audit::e_gamma(laws.p, laws.q, eps), expected, 1e-9) << eps << " lambda " << lambda;
+  }
   }
 }
 
@@ -218,6 +226,86 @@ TEST(AuditExact, ShuffleIsTheAverageOverPositions) {
   for (std::size_t j = 0; j < avg.size(); ++j) ASSERT_NEAR(laws.q.density[j], avg[j], 1e-12) << j;
   EXPECT_NEAR(laws.q.left, left, 1e-14);
   EXPECT_NEAR(laws.q.right, right, 1e-14);
+}
+
+TEST(AuditExact, ShuffleWithALeftOverIsTheAverageOverPositionsAndAbsence) {
+  // n = 5, b = 2: floor(5/2) = 2 batches per epoch (src/train/sampler.cpp drops the fifth
+  // record's slot), so in one epoch (T = 2) the record is in batch 1 or 2 with probability 2/5
+  // each and in none with 1/5: the cyclic laws of records 1 (batch 1), 3 (batch 2) and 5
+  // (not read in two steps) with weights 2/5, 2/5, 1/5. Also with lambda > 0 (dense steps).
+  for (const double lambda : {0.0, 0.4}) {
+    RunT shuffled = make_run(5, 2, 2, Sampling::shuffle, 0.3, 0.2, 1.0);
+    shuffled.loss.strong_convexity = lambda;
+    const auto laws = audit::propagate(shuffled, audit::Pair::opposite, 513);
+    std::vector<double> avg(laws.q.density.size(), 0.0);
+    double left = 0.0, right = 0.0;
+    for (const auto& [index, w] : {std::pair{1, 0.4}, std::pair{3, 0.4}, std::pair{5, 0.2}}) {
+      RunT cyc = shuffled;
+      cyc.sampling = Sampling::cyclic;
+      cyc.index = index;
+      const auto l = audit::propagate(cyc, audit::Pair::opposite, 513);
+      for (std::size_t j = 0; j < avg.size(); ++j) avg[j] += w * l.q.density[j];
+      left += w * l.q.left;
+      right += w * l.q.right;
+    }
+    for (std::size_t j = 0; j < avg.size(); ++j) ASSERT_NEAR(laws.q.density[j], avg[j], 1e-12) << j;
+    EXPECT_NEAR(laws.q.left, left, 1e-14);
+    EXPECT_NEAR(laws.q.right, right, 1e-14);
+  }
+}
+
+TEST(AuditExact, StronglyConvexDenseStepsAgreeWithTheGaussianClosedForm) {
+  // Unprojected, lambda > 0: the grid propagation (dense Nystrom steps, src/audit/exact.cpp)
+  // and the closed-form mixture (src/audit/gaussian_mixture.cpp) are two independent
+  // computations of the same laws; they agree to the grid's accuracy.
+  // The grid's own error estimate (fine - coarse) covers the difference.
+  for (const auto sampling : {Sampling::shuffle, Sampling::poisson}) {
+    RunT run = make_run(7, 4, 2, sampling, 0.5, 0.3, kInf);
+    run.loss.strong_convexity = 0.4;
+    const auto fine = audit::propagate(run, audit::Pair::opposite, 2049);
+    const auto coarse = audit::propagate(run, audit::Pair::opposite, 1025);
+    const auto law = audit::read_law(run);
+    const auto [p, q] = audit::quadratic_laws(run, law, 1.0, -1.0);
+    for (const double eps : {0.0, 1.0, 3.0}) {
+      const double closed = audit::mixture_delta(p, q, eps).value, grid = audit::delta_at(fine, eps);
+      EXPECT_LE(std::abs(grid - closed), std::abs(grid - audit::delta_at(coarse, eps)))
+          << hsdp::to_string(sampling) << " eps " << eps;
+      EXPECT_NEAR(grid, closed, 1e-4 * std::max(closed, 1e-3)) << hsdp::to_string(sampling) << " eps " << eps;
+    }
+  }
+  // Near lambda = 0 the dense step and the FFT step are the same scheme.
+  RunT flat = make_run(7, 6, 2, Sampling::shuffle, 0.5, 0.3, 2.0), almost = flat;
+  almost.loss.strong_convexity = 1e-13;
+  const auto a = audit::propagate(flat, audit::Pair::opposite, 1025), b = audit::propagate(almost, audit::Pair::opposite, 1025);
+  for (const double eps : {0.0, 1.0, 2.0}) EXPECT_NEAR(audit::delta_at(a, eps), audit::delta_at(b, eps), 1e-11) << eps;
+}
+
+TEST(AuditExact, ProjectedStronglyConvexConvergesWithinTheStatedError) {
+  // lambda > 0 with projection (dense steps): the value on 513 points against 2049 points.
+  RunT run = make_run(6, 4, 2, Sampling::shuffle, 0.4, 0.15, 1.0);
+  run.loss.strong_convexity = 0.5;
+  const auto coarse = audit::exact(run, hsdp::Query::at_delta(1e-5), {513, audit::Pair::opposite});
+  const auto fine = audit::exact(run, hsdp::Query::at_delta(1e-5), {2049, audit::Pair::opposite});
+  EXPECT_EQ(coarse.method, audit::Method::grid);
+  EXPECT_LE(std::abs(coarse.epsilon - fine.epsilon), coarse.error) << coarse.epsilon << " vs " << fine.epsilon;
+  EXPECT_LT(coarse.error, 1e-3);
+}
+
+TEST(AuditExact, UnprojectedLastIterateUsesTheClosedForm) {
+  RunT run = make_run(12, 12, 3, Sampling::shuffle, 0.5, 0.3, kInf);
+  run.loss.strong_convexity = 0.5;
+  const auto t = audit::tightness(run, hsdp::Query::at_delta(1e-5), {});
+  EXPECT_EQ(t.exact.method, audit::Method::gaussian);
+  EXPECT_EQ(t.exact.components, 64u);  // 3 epochs, 4 positions each (b divides n): 4^3
+  EXPECT_LT(t.exact.error, 1e-12);
+  for (const auto& b : t.bounds) EXPECT_TRUE(b.consistent) << b.name;
+  const auto j = audit::to_json(t);
+  EXPECT_EQ(j["exact"]["method"], "gaussian");
+  EXPECT_EQ(j["exact"]["components"], 64);
+  // A random stop keeps the grid (the stopped iterate's components have different variances).
+  run.release = hsdp::Release::random_stop;
+  EXPECT_EQ(audit::exact(run, hsdp::Query::at_delta(1e-5), {1025, audit::Pair::opposite}).method,
+            audit::Method::grid);
 }
 
 TEST(AuditExact, RandomStopIsTheAverageOfPrefixLaws) {
@@ -503,8 +591,11 @@ TEST(AuditExact, InvalidInputNamesTheParameter) {
   no_l.loss.lipschitz.reset();
   EXPECT_NE(message([&] { audit::propagate(no_l, audit::Pair::sec4, 513); }).find("lipschitz"),
             std::string::npos);
-  RunT shuf = make_run(10, 3, 3, Sampling::shuffle, 0.1, 0.1, 1.0);
-  EXPECT_NE(message([&] { audit::propagate(shuf, audit::Pair::sec4, 513); }).find("batch_size"),
+  // The regulariser's gradient step w -> (1 - eta lambda) w must be a contraction.
+  RunT expanding = make_run(10, 3, 2, Sampling::shuffle, 0.5, 0.1, 1.0);
+  expanding.loss.strong_convexity = 5.0;
+  expanding.loss.smoothness = 5.0;
+  EXPECT_NE(message([&] { audit::propagate(expanding, audit::Pair::sec4, 513); }).find("strong_convexity"),
             std::string::npos);
   EXPECT_NE(message([] { audit::parse_pair("both"); }).find("pair"), std::string::npos);
 }

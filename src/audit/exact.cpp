@@ -2,7 +2,9 @@
 //
 // Discretisation (Nystrom method): the density of w_t is kept at the grid points
 // x_j = lo + j h. One step with step shift c (the gradient step of the record's linear loss;
-// every other loss is zero, so the update is a translation) and noise N(0, s^2) maps
+// every other loss is zero, so the update is a translation; with lambda > 0 the regulariser
+// first contracts, y -> a y, a = 1 - eta lambda, and the kernel below has x - a y - c, a dense
+// sum instead of a convolution: Propagator::dense) and noise N(0, s^2) maps
 //   p'(x)  = int p(y) phi_s(x - y - c) dy + A phi_s(x - lo - c) + B phi_s(x - hi - c)
 //   A'     = int p(y) Q((y + c - lo)/s) dy + A Q(c/s) + B Q((hi - lo + c)/s)
 //   B'     = int p(y) Q((hi - y - c)/s) dy + A Q((hi - lo - c)/s) + B Q(-c/s)
@@ -17,6 +19,7 @@
 // below the peak, which a plain FFT gets only to ~1e-16 of the peak, are recomputed by
 // exponentially tilted FFTs (Propagator::convolve; docs/audit.md, "Round-off bounds").
 #include "hsdp/audit/exact.hpp"
+#include "hsdp/audit/gaussian_mixture.hpp"
 
 #include <fmt/format.h>
 
@@ -30,6 +33,7 @@
 #include <stdexcept>
 
 #include "convolution.hpp"
+#include "instance.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/log_normal.hpp"
 #include "hsdp/numerics/root.hpp"
@@ -155,10 +159,12 @@ struct TiltedKernel {
   double norm1 = 0.0, norm2 = 0.0;
 };
 
-// One step's transition kernel: mixture (1 - u) [shift 0] + u [shift c], noise s.
+// One step's transition kernel: y -> a y + (mixture (1 - u) [shift 0] + u [shift c]) + noise s.
+// a = 1 (linear losses): a convolution; a != 1 (the regulariser's gradient step, strongly
+// convex runs): a dense Nystrom matrix, evaluated column by column in Propagator::dense.
 struct Kernel {
-  double u, c, s;
-  std::vector<double> values;                  // K(d) = mix phi_s(d h - shift), d = -(n-1)..(n-1)
+  double u, c, s, a;
+  std::vector<double> values;                  // a = 1: K(d) = mix phi_s(d h - shift), d = -(n-1)..(n-1)
   std::vector<TiltedKernel> tilted;            // level 0 first, others made when first needed
   std::vector<double> tail_left, tail_right;   // weight_k * P(x_k + shift + Z past lo / hi)
   std::vector<double> from_left, from_right;   // density at x_j from the atoms at lo / hi
@@ -188,46 +194,50 @@ class Propagator {
     return law;
   }
 
-  std::shared_ptr<Kernel> kernel(double u, double c, double s) {
+  std::shared_ptr<Kernel> kernel(double u, double c, double s, double a = 1.0) {
     if (u == 0.0 || c == 0.0) {  // canonical form of the unshifted kernel
       u = 0.0;
       c = 0.0;
     }
     for (const auto& k : cache_)
-      if (k->u == u && k->c == c && k->s == s) return k;
+      if (k->u == u && k->c == c && k->s == s && k->a == a) return k;
     if (cache_.size() >= 8) cache_.clear();  // step-size or noise schedules: bounded memory
     auto k = std::make_shared<Kernel>();
     k->u = u;
     k->c = c;
     k->s = s;
+    k->a = a;
     const ld n = static_cast<ld>(n_), lo = lo_, hi = hi_, inv_s = 1.0L / static_cast<ld>(s);
+    const ld al = a;
     auto mix = [&](auto f) -> double {
       return static_cast<double>(u == 0.0 ? f(0.0L)
                                           : (1.0L - u) * f(0.0L) + u * f(static_cast<ld>(c)));
     };
-    k->values.resize(2 * n_ - 1);
-    for (std::size_t i = 0; i < k->values.size(); ++i) {
-      const ld d = static_cast<ld>(i) - (n - 1.0L);
-      k->values[i] = mix([&](ld sh) { return gauss_l(d * h_ - sh, inv_s); });
+    if (a == 1.0) {
+      k->values.resize(2 * n_ - 1);
+      for (std::size_t i = 0; i < k->values.size(); ++i) {
+        const ld d = static_cast<ld>(i) - (n - 1.0L);
+        k->values[i] = mix([&](ld sh) { return gauss_l(d * h_ - sh, inv_s); });
+      }
+      tilted(*k, 0);
     }
-    tilted(*k, 0);
     k->tail_left.resize(n_);
     k->tail_right.resize(n_);
     k->from_left.resize(n_);
     k->from_right.resize(n_);
     for (std::size_t j = 0; j < n_; ++j) {
       const ld xj = x_[j];
-      // P(x + shift + Z <= lo) = Q((x + shift - lo)/s); P(x + shift + Z >= hi) = Q((hi - x - shift)/s).
-      k->tail_left[j] = weights_[j] * mix([&](ld sh) { return q_l((xj + sh - lo) * inv_s); });
-      k->tail_right[j] = weights_[j] * mix([&](ld sh) { return q_l((hi - xj - sh) * inv_s); });
-      k->from_left[j] = mix([&](ld sh) { return gauss_l(xj - lo - sh, inv_s); });
-      k->from_right[j] = mix([&](ld sh) { return gauss_l(xj - hi - sh, inv_s); });
+      // P(a x + shift + Z <= lo) = Q((a x + shift - lo)/s); P(a x + shift + Z >= hi) = Q((hi - a x - shift)/s).
+      k->tail_left[j] = weights_[j] * mix([&](ld sh) { return q_l((al * xj + sh - lo) * inv_s); });
+      k->tail_right[j] = weights_[j] * mix([&](ld sh) { return q_l((hi - al * xj - sh) * inv_s); });
+      k->from_left[j] = mix([&](ld sh) { return gauss_l(xj - al * lo - sh, inv_s); });
+      k->from_right[j] = mix([&](ld sh) { return gauss_l(xj - al * hi - sh, inv_s); });
     }
-    const ld span = hi - lo;
-    k->ll = mix([&](ld sh) { return q_l(sh * inv_s); });
-    k->lr = mix([&](ld sh) { return q_l((span - sh) * inv_s); });
-    k->rl = mix([&](ld sh) { return q_l((span + sh) * inv_s); });
-    k->rr = mix([&](ld sh) { return q_l(-sh * inv_s); });
+    // Atom -> atom: from lo (resp. hi) to a lo + shift (resp. a hi + shift), then past an end.
+    k->ll = mix([&](ld sh) { return q_l((al * lo + sh - lo) * inv_s); });
+    k->lr = mix([&](ld sh) { return q_l((hi - al * lo - sh) * inv_s); });
+    k->rl = mix([&](ld sh) { return q_l((al * hi + sh - lo) * inv_s); });
+    k->rr = mix([&](ld sh) { return q_l((hi - al * hi - sh) * inv_s); });
     cache_.push_back(k);
     return k;
   }
@@ -247,11 +257,15 @@ class Propagator {
     if (!in.density.empty()) {
       weighted_.resize(n_);
       for (std::size_t j = 0; j < n_; ++j) weighted_[j] = weights_[j] * in.density[j];
-      const auto levels = convolve(weighted_, k, out.density, err);
-      if (!in.density_error.empty()) {
-        for (std::size_t j = 0; j < n_; ++j)
-          weighted_[j] = weights_[j] * in.density_error[j] * (1 + 2 * kU);
-        add_convolution_bound(weighted_, k, levels, err);
+      if (k.a == 1.0) {
+        const auto levels = convolve(weighted_, k, out.density, err);
+        if (!in.density_error.empty()) {
+          for (std::size_t j = 0; j < n_; ++j)
+            weighted_[j] = weights_[j] * in.density_error[j] * (1 + 2 * kU);
+          add_convolution_bound(weighted_, k, levels, err);
+        }
+      } else {
+        dense(in, k, out.density, err);
       }
       double left = 0.0, right = 0.0, left_err = 0.0, right_err = 0.0;
       for (std::size_t j = 0; j < n_; ++j) {
@@ -287,7 +301,7 @@ class Propagator {
       out.right_error += in.right_error * k.rr;
     }
     for (const auto& [y, m] : in.points) {
-      const ld yl = y, inv_s = 1.0L / static_cast<ld>(k.s), lo = lo_, hi = hi_;
+      const ld yl = static_cast<ld>(k.a) * y, inv_s = 1.0L / static_cast<ld>(k.s), lo = lo_, hi = hi_;
       auto mix = [&](auto f) -> double {
         return static_cast<double>(
             k.u == 0.0 ? f(0.0L) : (1.0L - k.u) * f(0.0L) + k.u * f(static_cast<ld>(k.c)));
@@ -317,6 +331,86 @@ class Propagator {
   }
 
  private:
+  // The density part of a step with a != 1: out_j = sum_k w_k p_k K(x_j - a y_k) with the
+  // exact kernel (no FFT: x_j - a y_k is not a grid difference), and the propagated bound
+  // sum_k w_k e_k K(x_j - a y_k). Every term is positive, so each sum is accurate relative to
+  // itself (no tilts are needed for the tails): n u of recursive summation. Each column
+  // K(x_j - m), j = 0..n-1, is a Gaussian sampled on the grid, produced outwards from its peak
+  // by phi_{j+1} = phi_j r_j, r_{j+1} = r_j e^{-dt^2} (dt = h/s), restarted from values within
+  // 2u of the exact ones (gauss_l; r by the same split exponent) every kRestart points: the
+  // i-th value after a restart is within (2 + 3i + i(i - 1)) u <= 260 u of the exact one.
+  static constexpr std::size_t kRestart = 16;
+  static constexpr double kColumnRel = 260 * kU;
+
+  void dense(const Law& in, const Kernel& k, std::vector<double>& density, std::vector<double>& err) {
+    acc_.assign(n_, 0.0);
+    acc_err_.assign(n_, 0.0);
+    const ld inv_s = 1.0L / static_cast<ld>(k.s), dt = static_cast<ld>(h_) * inv_s;
+    const double q = std::exp(static_cast<double>(-dt * dt));
+    const bool with_err = !in.density_error.empty();
+    // r = e^{e}, e formed in long double, split into hi + lo as in gauss_l (within 2u).
+    auto exp_split = [](ld e) {
+      const double hi = static_cast<double>(e), lo = static_cast<double>(e - hi);
+      const double ex = std::exp(hi);
+      return ex + ex * lo;
+    };
+    auto column = [&](ld m, double weight, double weight_err, auto carry_err) {
+      const ld j0l = std::round((m - static_cast<ld>(lo_)) / static_cast<ld>(h_));
+      const auto j0 = static_cast<std::size_t>(std::clamp<ld>(j0l, 0.0L, static_cast<ld>(n_ - 1)));
+      for (const int dir : {+1, -1}) {
+        if (dir < 0 && j0 == 0) break;
+        std::size_t j = dir > 0 ? j0 : j0 - 1;
+        double phi = 0, r = 0;
+        for (std::size_t step = 0;; ++step) {
+          if (step % kRestart == 0) {
+            const ld t = (static_cast<ld>(x_[j]) - m) * inv_s;
+            phi = static_cast<double>(gauss_l(static_cast<ld>(x_[j]) - m, inv_s));
+            r = exp_split(dir > 0 ? -t * dt - dt * dt / 2 : t * dt - dt * dt / 2);
+            // Past the peak in the direction of travel, the column only decreases: once a
+            // value is below the smallest subnormal it and the rest are 0 in double.
+            if (phi == 0.0 && (dir > 0 ? t > 0 : t < 0)) break;
+          }
+          acc_[j] += weight * phi;
+          if constexpr (decltype(carry_err)::value) acc_err_[j] += weight_err * phi;
+          if (dir > 0 ? j + 1 >= n_ : j == 0) break;
+          j = dir > 0 ? j + 1 : j - 1;
+          phi *= r;
+          r *= q;
+        }
+      }
+    };
+    // The input's error bounds: where e_i <= 1e-8 p_i (the usual case: relative bounds), the
+    // output's share is at most rho times the output, rho = the largest such ratio (all terms
+    // are positive), and those columns need no second sum; the others carry theirs.
+    constexpr double kRegular = 1e-8;
+    double rho = 0.0;
+    std::vector<char> regular(n_, 1);
+    for (std::size_t i = 0; i < n_ && with_err; ++i) {
+      const double e = in.density_error[i], p = in.density[i];
+      if (e <= kRegular * p) rho = std::max(rho, p > 0 ? e / p : 0.0);
+      else regular[i] = 0;
+    }
+    rho *= 1 + 4 * kU;
+    for (std::size_t i = 0; i < n_; ++i) {
+      const double mass = weights_[i] * in.density[i];
+      const double emass = with_err ? weights_[i] * in.density_error[i] * (1 + 2 * kU) : 0.0;
+      if (mass == 0 && emass == 0) continue;
+      const ld y = static_cast<ld>(k.a) * static_cast<ld>(x_[i]);
+      const double share[2] = {1 - k.u, k.u};
+      const ld shift[2] = {0.0L, static_cast<ld>(k.c)};
+      for (int part = 0; part < (k.u == 0.0 ? 1 : 2); ++part) {
+        const double f = k.u == 0.0 ? 1.0 : share[part];
+        if (regular[i]) column(y + shift[part], f * mass, 0.0, std::false_type{});
+        else column(y + shift[part], f * mass, f * emass, std::true_type{});
+      }
+    }
+    const double sum_rel = kColumnRel + (static_cast<double>(2 * n_) + 8) * kU;
+    for (std::size_t j = 0; j < n_; ++j) {
+      density[j] += acc_[j];
+      err[j] += (acc_err_[j] + (rho + sum_rel) * acc_[j]) * (1 + sum_rel);
+    }
+  }
+
   const TiltedKernel& tilted(Kernel& k, int level) {
     for (const auto& t : k.tilted)
       if (t.level == level) return t;
@@ -446,34 +540,11 @@ class Propagator {
   std::size_t n_;
   double h_ = 0.0;
   detail::Convolver conv_;
-  std::vector<double> weights_, x_, weighted_, tilted_, est_, bound_, upper_;
+  std::vector<double> weights_, x_, weighted_, tilted_, est_, bound_, upper_, acc_, acc_err_;
   std::vector<std::vector<double>> factors_;
   std::vector<std::complex<double>> spectrum_;
   std::vector<std::shared_ptr<Kernel>> cache_;
 };
-
-// Is record `index` (1-based) in cyclic batch t (1-based)? Batch t holds positions
-// ((t-1) b + j) mod n, j = 0..b-1 (run.hpp: "batches of size b, wrapping around").
-bool in_cyclic_batch(const Run& run, std::int64_t index, std::int64_t t) {
-  __extension__ using u128 = unsigned __int128;
-  const auto n = static_cast<u128>(run.n);
-  const u128 start = (static_cast<u128>(t - 1) % n) * static_cast<u128>(run.batch_size) % n;
-  const u128 pos = static_cast<u128>(index - 1);
-  return (pos + n - start) % n < static_cast<u128>(run.batch_size);
-}
-
-// The differing record's position in cyclic order: the one given, or the one whose use is
-// most recent (the last record of batch T) for the last iterate, or the first record (used
-// in every prefix) for a random stop: where the per-index analyses put their worst case.
-std::optional<std::int64_t> record_index(const Run& run) {
-  if (run.sampling != Sampling::cyclic) return std::nullopt;
-  if (run.index) return run.index;
-  if (run.release == Release::random_stop) return 1;
-  __extension__ using u128 = unsigned __int128;
-  const u128 last = (static_cast<u128>(run.steps) * static_cast<u128>(run.batch_size) - 1) %
-                    static_cast<u128>(run.n);
-  return static_cast<std::int64_t>(last) + 1;
-}
 
 }  // namespace
 
@@ -522,12 +593,9 @@ double instance_gradient(const Run& run) {
     fail(opt("release"), "every", "last or random-stop for the exact audit (a last-iterate audit)");
   if (run.adjacency != Adjacency::replace)
     fail(opt("adjacency"), std::string(to_string(run.adjacency)), "replace for the exact audit");
-  if (run.loss.strong_convexity > 0)
-    fail(opt("strong_convexity"), run.loss.strong_convexity,
-         "0 for the exact audit (its losses are linear, not strongly convex)");
-  if (run.sampling == Sampling::shuffle && run.n % run.batch_size != 0)
-    fail(opt("batch_size"), std::to_string(run.batch_size),
-         fmt::format("a divisor of n = {} for shuffled batches in the exact audit", run.n));
+  // lambda > 0: every record's loss gains the regulariser (lambda/2) w^2, whose gradient step
+  // w -> (1 - eta lambda) w must be a contraction.
+  detail::check_contraction(run);
   // The trainer clips per-example gradients to C, so the record's slope is min(L, C).
   if (run.loss.lipschitz && run.clip) return std::min(*run.loss.lipschitz, *run.clip);
   if (run.loss.lipschitz) return *run.loss.lipschitz;
@@ -557,14 +625,14 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilt
     lo = -hi;
   }
   Propagator prop(lo, hi, projected, n, tilted);
-  const auto index = record_index(run);
+  const auto index = detail::record_index(run);
   const double q_use = static_cast<double>(run.batch_size) / static_cast<double>(run.n);
   auto usage = [&](std::int64_t t) -> double {
     switch (run.sampling) {
       case Sampling::full: return 1.0;
       case Sampling::poisson:
       case Sampling::fixed: return q_use;  // marginal b/n, independent across steps
-      case Sampling::cyclic: return in_cyclic_batch(run, *index, t) ? 1.0 : 0.0;
+      case Sampling::cyclic: return detail::in_cyclic_batch(run, *index, t) ? 1.0 : 0.0;
       case Sampling::shuffle: break;
     }
     throw std::logic_error("usage: shuffle is propagated separately");
@@ -581,16 +649,19 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilt
       for (std::int64_t t = 1; t <= T; ++t) {
         const double s = run.noise_std.at(t);
         const double c = shift(t);
-        law = prop.step(law, *prop.kernel(usage(t), c, s));
+        law = prop.step(law, *prop.kernel(usage(t), c, s, detail::contraction(run, t)));
         if (stop) axpy(acc, 1.0 / static_cast<double>(T), law);
       }
       return stop ? acc : law;
     }
-    // Shuffled epochs of K = n/b batches: the record sits in exactly one batch per epoch,
-    // uniformly. Exact law = U + V with U the part on which the record has not been used in
+    // Shuffled epochs of K = floor(n/b) batches (src/train/sampler.cpp: a fresh uniform
+    // permutation per epoch, cut into K batches of b, the n - K b records left over sit the
+    // epoch out): the record is in batch j of an epoch with probability b/n, in none with
+    // 1 - K b/n. Exact law = U + V with U the part on which the record has not been used in
     // the current epoch yet, V the part on which it has; at epoch step j (0-based) it is used
-    // with conditional probability 1/(K - j).
-    const std::int64_t K = run.n / run.batch_size;
+    // with conditional probability (b/n) / (1 - j b/n) = b / (n - j b) (1 at the last batch
+    // when b divides n; otherwise U keeps the runs in which the record sits the epoch out).
+    const std::int64_t K = detail::shuffled_batches(run), b_int = run.batch_size;
     Law U = start, V = prop.empty();
     for (std::int64_t t = 1; t <= T; ++t) {
       const std::int64_t j = (t - 1) % K;
@@ -599,9 +670,10 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilt
         V = prop.empty();
       }
       const double s = run.noise_std.at(t);
-      const double pr = 1.0 / static_cast<double>(K - j);
-      const auto k0 = prop.kernel(0.0, 0.0, s);
-      const auto kc = prop.kernel(1.0, shift(t), s);
+      const double pr = static_cast<double>(b_int) / static_cast<double>(run.n - j * b_int);
+      const double a = detail::contraction(run, t);
+      const auto k0 = prop.kernel(0.0, 0.0, s, a);
+      const auto kc = prop.kernel(1.0, shift(t), s, a);
       Law nv = is_zero(V) ? prop.empty() : prop.step(V, *k0);
       if (!is_zero(U)) axpy(nv, pr, prop.step(U, *kc));
       U = (pr < 1.0 && !is_zero(U)) ? scaled(1.0 - pr, prop.step(U, *k0)) : prop.empty();
@@ -854,12 +926,58 @@ LawPair relative_floor(LawPair laws) {
 
 }  // namespace
 
+namespace {
+
+// The unprojected last iterate in closed form: the instance's two laws are Gaussian mixtures
+// (read_law, quadratic_laws); the pair's slopes are those of propagate().
+ExactResult exact_gaussian(const Run& run, const Query& query, const ExactOptions& options) {
+  const double g = instance_gradient(run);
+  const ReadLaw law = read_law(run);
+  // X: slope +g (opposite) or 0 (sec4); X': slope -g.
+  const auto [p, q] = quadratic_laws(run, law, options.pair == Pair::sec4 ? 0.0 : g, -g);
+  ExactResult r;
+  r.method = Method::gaussian;
+  r.components = law.atoms.size();
+  r.at_delta = query.delta.has_value();
+  r.grid = r.coarse_grid = 0;
+  r.pair = options.pair;
+  r.index = law.index;
+  r.gradient = g;
+  Certified c;
+  if (r.at_delta) {
+    r.delta = *query.delta;
+    c = mixture_epsilon(p, q, r.delta);
+    r.epsilon = c.value;
+  } else {
+    r.epsilon = *query.epsilon;
+    c = mixture_delta(p, q, r.epsilon);
+    r.delta = std::min(1.0, c.value);
+  }
+  r.coarse = r.value();
+  r.error = c.error;
+  r.mass_defect = static_cast<double>(std::abs(1.0L - p.mass()));
+  for (const double alpha : query.alphas) {
+    const Certified a = mixture_renyi(p, q, alpha), b = mixture_renyi(q, p, alpha);
+    r.renyi.push_back({alpha, std::max(a.value, b.value), round_up(std::max(a.error, b.error))});
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string_view to_string(Method m) { return m == Method::gaussian ? "gaussian" : "grid"; }
+
 ExactResult exact(const Run& run, const Query& query, const ExactOptions& options) {
   require_range("grid", options.grid, 65, std::int64_t{1} << 24);
   if (!query.delta && !query.epsilon) throw InvalidArgument("query: give exactly one of epsilon or delta");
   // The worst-case instance moves by eta_t g / b at step t: its laws need the step itself.
   if (!run.eta_known)
     fail(opt("eta"), "(missing)", "given: the exact audit follows the worst-case instance step by step");
+  // Without projection the last iterate is a Gaussian mixture: exact in closed form.
+  if (!std::isfinite(run.diameter) && run.release == Release::last) {
+    run.validate();
+    return exact_gaussian(run, query, options);
+  }
   ExactResult r;
   r.at_delta = query.delta.has_value();
   r.grid = options.grid | 1;  // odd: the coarse grid's points are every other fine point

@@ -24,13 +24,26 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string instance_text(const ExactResult& e, const Run& run) {
   const std::string slope = fmt::format("{}", show(e.gradient));
-  std::string s = e.pair == Pair::sec4
-                      ? fmt::format("losses 0 except f(w; x'_i) = {} (D - w) (altschuler-talwar Sec. 4)", slope)
-                      : fmt::format("losses 0 except f(w; x_i) = {0} w vs f(w; x'_i) = -{0} w", slope);
+  const double lambda = run.loss.strong_convexity;
+  std::string s;
+  if (lambda > 0) {
+    // Every record's loss has the regulariser; the differing record's adds its linear term.
+    s = fmt::format("losses {}/2 w^2", show(lambda));
+    s += e.pair == Pair::sec4 ? fmt::format(", plus {} (D - w) for x'_i", slope)
+                              : fmt::format(", plus {0} w for x_i vs -{0} w for x'_i", slope);
+  } else {
+    s = e.pair == Pair::sec4
+            ? fmt::format("losses 0 except f(w; x'_i) = {} (D - w) (altschuler-talwar Sec. 4)", slope)
+            : fmt::format("losses 0 except f(w; x_i) = {0} w vs f(w; x'_i) = -{0} w", slope);
+  }
   s += std::isfinite(run.diameter)
            ? fmt::format(", projected onto [-{0}, {0}], w_0 = 0", show(run.diameter / 2))
            : std::string(", unprojected, w_0 = 0");
   if (e.index) s += fmt::format(", differing record at position {}", *e.index);
+  if (e.method == Method::gaussian)
+    s += e.components == 1 ? ": the last iterate is Gaussian (closed form)"
+                           : fmt::format(": the last iterate is a mixture of {} Gaussians (closed form)",
+                                         e.components);
   return s;
 }
 
@@ -71,6 +84,8 @@ nlohmann::json to_json(const Tightness& t) {
                     {"error", report::json_number(e.error)},
                     {"interval", {report::json_number(e.lo()), report::json_number(e.hi())}},
                     {"coarse", report::json_number(e.coarse)},
+                    {"method", std::string(to_string(e.method))},
+                    {"components", e.components},
                     {"grid", e.grid},
                     {"coarse_grid", e.coarse_grid},
                     {"pair", std::string(to_string(e.pair))},
@@ -105,9 +120,13 @@ std::string to_table(const Tightness& t) {
   out += fmt::format("instance: {}\n", instance_text(e, t.run));
   out += e.at_delta ? fmt::format("query: epsilon at delta = {}\n", show(e.delta))
                     : fmt::format("query: delta at epsilon = {}\n", show(e.epsilon));
-  out += fmt::format("exact {} = {} +- {}  (grid {} points; {} on {} points)\n", what,
-                     report::show6(e.value()), report::show6(e.error), e.grid, report::show6(e.coarse),
-                     e.coarse_grid);
+  if (e.method == Method::gaussian)
+    out += fmt::format("exact {} = {} +- {}  (closed form; the error is a proven bound)\n", what,
+                       report::show6(e.value()), report::show6(e.error));
+  else
+    out += fmt::format("exact {} = {} +- {}  (grid {} points; {} on {} points)\n", what,
+                       report::show6(e.value()), report::show6(e.error), e.grid, report::show6(e.coarse),
+                       e.coarse_grid);
   for (const auto& r : e.renyi)
     out += fmt::format("exact D_{} = {} +- {}\n", show(r.alpha), report::show6(r.value), report::show6(r.error));
   out += fmt::format("\n{:<26} {:>14} {:>12}\n", "upper bound", what, "bound/exact");

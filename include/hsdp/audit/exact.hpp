@@ -4,10 +4,13 @@
 //
 // The instance is the lower-bound construction of altschuler-talwar-2022 Sec. 4 (Thm 4.1):
 // projected noisy SGD on K = [-D/2, D/2] started at w_0 = 0, every loss zero except the
-// differing record's, which is linear with slope g (|g| <= L). One step is
-//     w_{t+1} = Pi_K( w_t - (eta_t / b) * g * [record in batch t] + Z_t ),  Z_t ~ N(0, s_t^2),
-// so the two datasets give random walks that differ only by a drift of eta_t g / b on the
-// steps that use the record (with probability b/n under random batches). The law of w_t
+// differing record's, which is linear with slope g (|g| <= L); with strong convexity lambda > 0
+// every loss also has the regulariser (lambda/2) w^2. One step is
+//     w_{t+1} = Pi_K( c_t w_t - (eta_t / b) * g * [record in batch t] + Z_t ),  Z_t ~ N(0, s_t^2),
+// c_t = 1 - eta_t lambda, so the two datasets give random walks that differ only by a drift of
+// eta_t g / b on the steps that use the record (with probability b/n under random batches; in
+// one of floor(n/b) batches per epoch, or none, under shuffling). Unprojected, the last
+// iterate is a Gaussian mixture, computed in closed form (gaussian_mixture.hpp). The law of w_t
 // is propagated as a density on a grid plus point masses at the two ends: gradient shift,
 // Gaussian convolution, projection (the mass past an end collapses onto it, through the
 // exact Gaussian tail). From the two final laws we compute E_{e^eps} in both directions,
@@ -87,12 +90,12 @@ struct LawPair {
 
 /// The instance's slope: min(L, clip) (clip alone if L is unknown). Throws InvalidArgument
 /// when the run cannot be audited exactly: Laplace noise, release of every iterate, remove
-/// adjacency, lambda > 0 (linear losses are not strongly convex), no L and no clip,
-/// shuffled batches with b not dividing n.
+/// adjacency, no L and no clip, eta_t lambda > 2 (the regulariser's step would expand).
 double instance_gradient(const Run& run);
 
 /// Propagates both laws of the run's last iterate (or, for a random stop, the uniform
-/// mixture of the laws of w_1..w_T) on a grid of `grid_points` points, with a bound on the
+/// mixture of the laws of w_1..w_T) on a grid of `grid_points` points (FFT convolutions, or
+/// dense Nystrom sums when lambda > 0), with a bound on the
 /// round-off of every value (Law::density_error). `tilted`: values whose bound from the plain
 /// FFT exceeds 1e-10 of them (the tails) are recomputed by exponentially tilted FFTs, which
 /// makes them accurate to a bound relative to themselves (up to ~e^-256 of the peak); without
@@ -118,7 +121,17 @@ struct RenyiEstimate {
   double error;  ///< |fine - coarse|
 };
 
+/// How the exact value was computed.
+///  grid     : the laws propagated on a grid (projected runs, random stops): the error is the
+///             grid's discretisation estimate plus proven round-off bounds;
+///  gaussian : unprojected last iterate: a Gaussian mixture in closed form
+///             (include/hsdp/audit/gaussian_mixture.hpp), the error a proven bound.
+enum class Method { grid, gaussian };
+std::string_view to_string(Method);
+
 struct ExactResult {
+  Method method = Method::grid;
+  std::size_t components = 0;  ///< gaussian: components of each last-iterate mixture
   bool at_delta = true;   ///< the query gave delta (and epsilon is computed), or epsilon
   double epsilon = 0.0;   ///< the given or the computed epsilon (fine grid)
   double delta = 0.0;     ///< the given or the computed delta (fine grid)
@@ -143,7 +156,8 @@ struct ExactResult {
 };
 
 /// Exact eps(delta) (query.delta) or delta(eps) (query.epsilon) of the run's instance, with
-/// D_alpha at query.alphas.
+/// D_alpha at query.alphas: Method::gaussian for the unprojected last iterate (diameter inf,
+/// release last), Method::grid otherwise.
 ExactResult exact(const Run& run, const Query& query, const ExactOptions& options = {});
 
 /// One upper bound next to the exact value.

@@ -1,0 +1,283 @@
+// Property test: on random small runs, every last-iterate UPPER bound hsdp reports (every
+// analysis of kind upper that applies, as the accountant returns them) is >= the exact privacy
+// of a worst-case 1-D instance of the same run (docs/analyses/exact-property.md).
+//
+// The instance (include/hsdp/audit/gaussian_mixture.hpp, exact.hpp): every record's loss is
+// (lambda/2) w^2 plus a linear term, zero except for the differing record.
+//  - Unbounded domain: the last iterate is a Gaussian mixture, exact in closed form with a
+//    proven error bound (~1e-18 relative). Pairs of the record's gradient (batch-mean term
+//    +-Delta/2 or Delta vs 0, Delta = 2L/b): "opposite" (+L vs -L) and "one-sided" (2L vs 0).
+//    One-sided needs a gradient of norm 2L, outside the class ||grad|| <= L, but every
+//    argument that uses only the sensitivity ||g_B - g'_B|| <= Delta covers it; for Poisson
+//    batches hsdp's replace-one pair is the symmetric one ((1-q)N(0)+qN(+1) vs (1-q)N(0)+qN(-1),
+//    docs/pld.md), which this pair is not dominated by, so Poisson runs use the one-sided pair
+//    inside the class, L vs 0.
+//  - Bounded domain: the laws propagated on a grid (src/audit/exact.cpp), pairs opposite and
+//    sec4; the exact value carries the grid's error (an estimate from halving h, plus proven
+//    round-off bounds).
+// Assertion: bound >= exact - error. The bounds are rounded up (relative 1e-9, then 10
+// significant digits) and the exact values are rounded to nearest with their error bound, so
+// no other tolerance is needed; a bound below exact - error is a violation of the analysis (or
+// of the audit), reported with the run.
+// The strongly convex full-batch shifted-interpolation bound without projection is EXACT for
+// this instance (note (Q1) = the instance's mu): there bound / exact must be 1 up to the bound's
+// rounding up (1e-9) and root finding (1e-12), asserted as <= 1 + 1e-8.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hsdp/accountant.hpp"
+#include "hsdp/audit/exact.hpp"
+#include "hsdp/audit/gaussian_mixture.hpp"
+
+namespace {
+
+namespace audit = hsdp::audit;
+using hsdp::Query;
+using hsdp::Run;
+using hsdp::Sampling;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The analyses that bound only a release of every iterate (valid for the last one by
+// post-processing, but not last-iterate analyses in the sense of the shuffle expectation).
+bool release_every(const std::string& name) { return name.rfind("composition-", 0) == 0; }
+
+struct Instance {
+  Run run;
+  std::string policy;
+  bool exact_si = false;  // full batch, unbounded, the analysis' contraction factor is the instance's
+};
+
+// A random small run of the given policy. eta in [0.1, 1], L = 1, noise s = eta Delta / rho with
+// rho in [0.15, 1.5]; c = 1 (lambda = 0) or c in [0.5, 0.98] with beta = lambda (the analyses'
+// c equals the instance's) or beta up to 2/eta; bounded (D in [1, 6] eta Delta) or not.
+Instance draw(std::mt19937_64& rng, Sampling sampling, bool bounded) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  Run r;
+  r.sampling = sampling;
+  r.loss.lipschitz = 1.0;
+  const double eta = 0.1 + 0.9 * u(rng);
+  std::int64_t n = 1, b = 1, T = 1;
+  switch (sampling) {
+    case Sampling::full:
+      n = b = pick(1, 8);
+      T = pick(1, bounded ? 12 : 30);
+      break;
+    case Sampling::cyclic: {
+      const std::int64_t l = pick(1, 5);
+      b = pick(1, 3);
+      n = l * b + (u(rng) < 0.2 ? pick(1, b) : 0);  // sometimes b does not divide n
+      T = u(rng) < 0.3 ? pick(1, l) : pick(1, 3 * l + 2);
+      break;
+    }
+    case Sampling::shuffle: {
+      // l <= 5 batches, at most 4 epochs: at most 6^4 sequences of positions.
+      const std::int64_t l = pick(1, 5);
+      b = pick(1, 3);
+      n = l * b + (u(rng) < 0.4 ? pick(1, b) - 1 : 0);  // drop-last leftovers
+      T = u(rng) < 0.3 ? pick(1, l) : pick(1, 4 * l);
+      break;
+    }
+    case Sampling::fixed:
+    case Sampling::poisson:
+      n = pick(2, 10);
+      b = pick(1, n - 1);
+      T = pick(1, bounded ? 4 : 8);
+      break;
+  }
+  r.n = n;
+  r.batch_size = b;
+  r.steps = T;
+  r.eta = hsdp::Schedule(eta);
+  const double delta_grad = 2.0 / static_cast<double>(b);
+  const double rho = 0.15 + 1.35 * u(rng);
+  r.noise_std = hsdp::Schedule(eta * delta_grad / rho);
+  const bool convex_only = u(rng) < 0.4;
+  double lambda = 0, beta = 0;
+  if (convex_only) {
+    beta = (0.2 + 1.8 * u(rng)) / eta;  // eta beta in [0.2, 2]
+  } else {
+    const double c = 0.5 + 0.48 * u(rng);
+    lambda = (1 - c) / eta;
+    beta = u(rng) < 0.6 ? lambda : lambda + (2.0 / eta - 2 * lambda) * u(rng);
+  }
+  r.loss.strong_convexity = lambda;
+  r.loss.smoothness = std::max(beta, lambda);
+  r.diameter = bounded ? eta * delta_grad * (1 + 5 * u(rng)) : kInf;
+  Instance in{r, std::string(hsdp::to_string(sampling)), false};
+  in.exact_si = sampling == Sampling::full && !bounded && (beta == lambda || (lambda == 0 && eta * beta <= 2));
+  return in;
+}
+
+struct Ratio {
+  double min = kInf;
+  double min_multi = kInf;  // over runs of >= 2 steps (at one step most bounds are exact)
+  std::int64_t count = 0;
+  std::string where;  // the query, pair and run of the smallest ratio
+};
+
+struct Summary {
+  std::int64_t instances = 0, comparisons = 0;
+  std::map<std::pair<std::string, std::string>, Ratio> ratios;  // (analysis, policy)
+  std::vector<std::string> violations;
+  std::vector<std::string> si_not_exact;
+  double si_full_worst = 1.0;  // largest bound/exact of the exact full-batch case
+};
+
+// The exact value of one query for one pair, as audit::ExactResult-like (value, error).
+struct Exact {
+  double value, error;
+  double lo() const { return std::isinf(error) ? 0.0 : std::max(0.0, value - error); }
+};
+
+void compare(const Instance& in, const Query& query, const std::vector<std::pair<std::string, Exact>>& exacts,
+             Summary& sum) {
+  const auto report = hsdp::account(in.run, query);
+  for (const auto& res : report.analyses) {
+    if (!res.applicable || res.kind != hsdp::BoundKind::upper) continue;
+    const double bound = query.delta ? *res.epsilon : *res.delta;
+    for (const auto& [pair, ex] : exacts) {
+      if (!std::isfinite(ex.value)) continue;
+      ++sum.comparisons;
+      if (!(bound >= ex.lo())) {
+        sum.violations.push_back(fmt::format(
+            "{} ({}) = {:.10g} < exact {:.10g} - {:.3g}, pair {}, {}: {}", res.name, in.policy, bound, ex.value,
+            ex.error, pair, query.delta ? fmt::format("delta = {}", *query.delta) : fmt::format("epsilon = {}", *query.epsilon),
+            in.run.summary()));
+      }
+      if (ex.value > 0) {
+        auto& r = sum.ratios[{res.name, in.policy}];
+        if (bound / ex.value < r.min) {
+          r.min = bound / ex.value;
+          r.where = fmt::format("{} {} exact {:.6g} bound {:.6g}: {}", pair,
+                                query.delta ? fmt::format("delta={}", *query.delta) : fmt::format("eps={}", *query.epsilon),
+                                ex.value, bound, in.run.summary());
+        }
+        if (in.run.steps >= 2) r.min_multi = std::min(r.min_multi, bound / ex.value);
+        ++r.count;
+        if (in.exact_si && res.name == "shifted-interpolation") {
+          const double ratio = bound / ex.value;
+          sum.si_full_worst = std::max(sum.si_full_worst, ratio);
+          // Equality up to the bound's rounding up (and the exact value's own tiny error).
+          if (ratio > 1 + 1e-8 + ex.error / ex.value)
+            sum.si_not_exact.push_back(fmt::format("ratio {:.12g}, pair {}: {}", ratio, pair, in.run.summary()));
+        }
+      }
+    }
+  }
+}
+
+// The queries: delta at two epsilons, epsilon at two deltas.
+const std::vector<Query>& queries() {
+  static const std::vector<Query> q{Query::at_epsilon(0.5), Query::at_epsilon(2.0), Query::at_delta(1e-3),
+                                    Query::at_delta(1e-6)};
+  return q;
+}
+
+void check_unbounded(const Instance& in, Summary& sum) {
+  const auto law = audit::read_law(in.run);
+  // Poisson: the one-sided pair inside the class (L vs 0); otherwise 2L vs 0 (file comment).
+  const double one_sided = in.run.sampling == Sampling::poisson ? 1.0 : 2.0;
+  const auto [op_p, op_q] = audit::quadratic_laws(in.run, law, 1.0, -1.0);
+  const auto [os_p, os_q] = audit::quadratic_laws(in.run, law, one_sided, 0.0);
+  for (const auto& q : queries()) {
+    std::vector<std::pair<std::string, Exact>> ex;
+    for (const auto& [name, p, qq] : {std::tuple{"opposite", &op_p, &op_q}, std::tuple{"one-sided", &os_p, &os_q}}) {
+      const auto c = q.delta ? audit::mixture_epsilon(*p, *qq, *q.delta) : audit::mixture_delta(*p, *qq, *q.epsilon);
+      ex.emplace_back(name, Exact{c.value, c.error});
+    }
+    compare(in, q, ex, sum);
+  }
+}
+
+void check_bounded(const Instance& in, Summary& sum, std::int64_t grid) {
+  // Two of the four queries (each is a propagation on two grids per pair).
+  for (const auto& q : {queries()[1], queries()[2]}) {
+    std::vector<std::pair<std::string, Exact>> ex;
+    for (const auto pair : {audit::Pair::opposite, audit::Pair::sec4}) {
+      const auto r = audit::exact(in.run, q, {grid, pair});
+      ex.emplace_back(std::string(audit::to_string(pair)), Exact{r.value(), r.error});
+    }
+    compare(in, q, ex, sum);
+  }
+}
+
+std::string table(const Summary& sum) {
+  std::string out = fmt::format("{} random instances, {} bound-vs-exact comparisons, {} violations\n",
+                                sum.instances, sum.comparisons, sum.violations.size());
+  out += fmt::format("{:<24} {:<8} {:>6} {:>13} {:>13}\n", "analysis", "policy", "checks", "min ratio", "T >= 2");
+  for (const auto& [key, r] : sum.ratios)
+    out += fmt::format("{:<24} {:<8} {:>6} {:>13.10g} {:>13.10g}  at {}\n", key.first, key.second, r.count, r.min,
+                       r.min_multi, r.where);
+  out += fmt::format("shifted-interpolation, full batch, unbounded (exact): largest bound/exact - 1 = {:.3g}\n",
+                     sum.si_full_worst - 1);
+  return out;
+}
+
+TEST(ExactProperty, EveryLastIterateUpperBoundIsAtLeastTheExactValue) {
+  std::mt19937_64 rng(0x5eed2024);
+  Summary sum;
+  const Sampling policies[] = {Sampling::full, Sampling::cyclic, Sampling::shuffle, Sampling::fixed, Sampling::poisson};
+  // Unbounded: closed form, cheap.
+  for (const auto s : policies)
+    for (int i = 0; i < 24; ++i) {
+      check_unbounded(draw(rng, s, false), sum);
+      ++sum.instances;
+    }
+  // Bounded: the grid (both pairs, two queries each).
+  const int bounded_count[] = {4, 6, 6, 2, 2};
+  for (std::size_t k = 0; k < 5; ++k)
+    for (int i = 0; i < bounded_count[k]; ++i) {
+      check_bounded(draw(rng, policies[k], true), sum, 513);
+      ++sum.instances;
+    }
+  std::cout << table(sum);
+  for (const auto& v : sum.violations) ADD_FAILURE() << "bound below the exact value: " << v;
+  for (const auto& v : sum.si_not_exact)
+    ADD_FAILURE() << "shifted-interpolation, full batch, unbounded, is exact for this instance, but " << v;
+  // Every policy was compared with at least one analysis.
+  for (const auto s : policies) {
+    bool seen = false;
+    for (const auto& [key, r] : sum.ratios) seen = seen || key.second == hsdp::to_string(s);
+    EXPECT_TRUE(seen) << hsdp::to_string(s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// EXPECTED TO FAIL UNTIL shifted-interpolation COVERS --sampling shuffle (issue 21, deliverable
+// 1; src/analysis/shifted_interpolation.cpp). A shuffled run over several epochs must be
+// certified by at least one last-iterate analysis (not only by the release-every
+// compositions). Today only composition-rdp / composition-pld apply to such runs.
+// ---------------------------------------------------------------------------------------------
+TEST(ExactProperty, ShuffledRunsHaveALastIterateBound_NeedsShiftedInterpolationForShuffle) {
+  std::mt19937_64 rng(0x5407f1e);
+  int checked = 0;
+  for (int i = 0; i < 24; ++i) {
+    const Instance in = draw(rng, Sampling::shuffle, i % 3 == 0);
+    if (in.run.steps * in.run.batch_size <= in.run.n) continue;  // one pass: contraction covers it
+    ++checked;
+    const auto report = hsdp::account(in.run, Query::at_delta(1e-5));
+    std::vector<std::string> last_iterate;
+    for (const auto& r : report.analyses)
+      if (r.applicable && r.kind == hsdp::BoundKind::upper && !release_every(r.name)) last_iterate.push_back(r.name);
+    EXPECT_FALSE(last_iterate.empty())
+        << "no last-iterate analysis applies to the shuffled run " << in.run.summary()
+        << " (pending: shifted-interpolation for --sampling shuffle)";
+  }
+  EXPECT_GT(checked, 10);
+}
+
+}  // namespace
