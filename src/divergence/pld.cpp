@@ -2,20 +2,25 @@
 //
 // Error accounting (every term is added to delta, never subtracted):
 //  * connect-the-dots (Doroshenko et al. 2022): the profile of the stored law is the chord
-//    of the true profile (in e^eps) between grid points: an upper bound, no error term;
+//    of the true profile (in e^eps) between knots: an upper bound, no error term;
 //  * floating point in the discretisation: a cell's P- and Q-masses are differences of
 //    normal tails, each with relative error <= kTailRel (num::q is ~1e-15, docs/numerics.md);
-//    an error d in a cell's P-mass changes the profile at any eps by <= d, an error in the
-//    split between its two ends by <= (split error) (1 - e^{-h}) = e^a (Q-mass error) +
-//    e^{-h} (P-mass error). Summed over the cells: PrivacyLoss::slack_.
+//    the cell sum telescopes at every eps, so the error of the profile at x is a few
+//    kTailRel times the tail P(L > x - w) at the knot below x (w the cell width), not a sum
+//    over cells: PrivacyLoss::rel_slack_ (what clamping moved, and the cells wider than 4h,
+//    which lie where the tail is < 1e-10, are absolute: slack_);
 //  * composition: a perturbation of one factor by a signed measure whose profile effect
-//    is <= e for every eps changes the composed profile by <= e (mass of the others <= 1),
-//    so the slacks of the pieces add (times their counts);
+//    is <= e(x) at every x changes the composed profile at eps by <= E[e(eps - S')] over the
+//    other factors' sum S' (mass of the others <= 1): absolute bounds add (times the counts),
+//    and a bound c P(L > x - w) becomes c P(L + S' > eps - w) <= c delta(eps - w - t) /
+//    (1 - e^{-t}) of the composition, for every t > 0 (error_bound(eps));
 //  * FFT round-off: Higham, Accuracy and Stability of Numerical Algorithms (2nd ed.),
-//    Thm 24.2: ||fl(FFT x) - FFT x||_2 <= log2(N) eta ||FFT x||_2 with eta ~ 5 eps_mach; we
-//    use eta = 8 eps_mach. Powers z^n by repeated squaring: relative error <= 3 n eps_mach.
-//    Propagated through the product of transforms and the inverse, and to the profile by
-//    ||.||_1 <= sqrt(N) ||.||_2: fft_error() below.
+//    ch. 24: each output of a radix-2 transform is within log2(N) eta ||x||_1 with eta ~ 5
+//    eps_mach; we use eta = 8 eps_mach. Powers z^n by repeated squaring: relative error <=
+//    3 n eps_mach. Propagated through the product of transforms and the inverse, and to the
+//    profile by ||.||_1 <= sqrt(N) ||.||_2; where the result is large (long sequences) the
+//    dominant frequencies are recomputed with a bound relative to their distance from 1
+//    (Composer::recompute_low_frequencies);
 //  * wrap-around of the circular convolution: a sum of losses above the window lands
 //    inside it at a smaller loss; its mass is bounded by a Chernoff bound from the pieces'
 //    own moment generating functions and added. Sums below the window land at larger losses

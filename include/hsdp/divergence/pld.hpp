@@ -15,16 +15,20 @@
 // dominating laws dominates the composition. The stored laws are built by
 //  * connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022, "Connect the
 //    dots: tighter discrete approximations of privacy loss distributions", PETS):
-//    the loss mass in each grid cell (i h, (i+1) h] is split between the two ends so
-//    that both its P-mass and its Q-mass (E_P[e^{-L}]) are preserved; the profile of the
-//    result is the chord of the true profile in the variable e^eps between grid points,
+//    the loss mass in each cell between two knots of the grid is split between the two
+//    ends so that both its P-mass and its Q-mass (E_P[e^{-L}]) are preserved; the profile
+//    of the result is the chord of the true profile in the variable e^eps between knots,
 //    which lies above the true profile because that profile is convex in e^eps;
 //  * loss mass below the grid pushed up to the lowest grid point; loss mass above the grid
 //    put at +inf (delta gets all of it);
 //  * FFT composition on a window whose tails are bounded by a Chernoff bound computed
 //    from the stored law's own moment generating function; the bound is added to delta
 //    (wrap-around only adds non-negative mass inside the window);
-//  * a stated bound on floating-point error (discretisation and FFT), added to delta.
+//  * stated bounds on floating-point error (discretisation: relative to the law's own
+//    tail; FFT: a-priori, with the dominant low frequencies recomputed accurately), added
+//    to delta.
+// compose_steps chooses the grid from the steps themselves (spacing = std of one step's
+// loss / PldOptions::cells) unless told a fixed one.
 // delta(eps) additionally takes the minimum with the RDP route (the sum of the steps'
 // Renyi curves converted by div::best_log_delta), valid for the same mechanisms; it is
 // what makes delta ~ 1e-300 answerable.
