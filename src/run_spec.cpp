@@ -349,6 +349,7 @@ Run RunSpec::resolve() const {
   // The PLD grid: checked with div::validate's ranges, named as the user stated them.
   if (f.pld_interval || f.pld_cells) {
     div::PldOptions grid;
+    grid.fixed_interval = f.pld_interval.has_value();  // a stated spacing is a fixed grid
     if (f.pld_interval) grid.interval = *f.pld_interval;
     if (f.pld_cells) grid.cells = *f.pld_cells;
     div::validate(grid, [](std::string_view member) { return opt(fmt::format("pld_{}", member)); });

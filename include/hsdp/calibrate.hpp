@@ -10,8 +10,10 @@
 //
 // The solver does not assume more than the domain allows. A continuous parameter is
 // searched in log scale: the bracket grows by factors of 4 from the starting point, then
-// is bisected (the analyses are monotone in the noise, but that is checked at the
-// bracket's ends, not assumed). An integer parameter may have a non-monotone envelope
+// is narrowed, each candidate where the envelope's log delta, interpolated between the
+// bracket's ends, crosses the target (regula falsi, Illinois; bisection when that stalls)
+// -- the analyses are monotone in the noise, but that is checked at the bracket's ends,
+// not assumed. An integer parameter may have a non-monotone envelope
 // (last-iterate bounds plateau in the number of steps; analyses switch on and off, e.g.
 // the one-pass contraction bounds stop applying once steps x batch > n): the solver scans
 // a geometric grid with the given special points added, brackets the last change from

@@ -174,7 +174,8 @@ def test_pld_grid_keywords_reach_composition_pld():
     assert (fine_run.pld_interval, fine_run.pld_cells) == (1e-4, 100)
     assert fine_run.cli_args()[-4:] == ["--pld-interval", "0.0001", "--pld-cells", "100"]
     fine = hsdp.account(fine_run, delta=1e-5, analyses=["composition-pld"]).analyses[0]
-    assert default.details["pld_interval"] == 1e-3 and "pld_cells" not in default.details
+    # The default grid: the 100 Gaussian steps are one Gaussian of mu = 2, on mu / 256.
+    assert default.details["pld_interval"] == 2 / 256 and "pld_cells" not in default.details
     assert fine.details["pld_interval"] == 1e-4 and fine.details["pld_cells"] == 100
     exact = 9.9972561464  # eps(1e-5) of 2-GDP (closed form; tests/cli/test_cli.cpp)
     assert exact <= fine.epsilon < default.epsilon <= exact + 5e-5

@@ -70,15 +70,22 @@ class Envelope {
 
   bool meets(const Run& run) {
     ++evaluations_;
+    gap_ = std::numeric_limits<double>::infinity();
     for (const auto& a : analyses_) {
       if (a->kind() != BoundKind::upper || a->not_applicable(run)) continue;
       const double ld = a->log_delta(run, epsilon_);
       if (std::isnan(ld))
         throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", a->name(), epsilon_));
+      gap_ = std::min(gap_, ld - std::log(delta_));
       if (log_delta_meets(ld, delta_)) return true;
     }
     return false;
   }
+
+  /// log delta - log(target delta) of the last run that meets() evaluated: the smallest over
+  /// the analyses it evaluated (it stops at the first that meets the target), +inf when none
+  /// applies. What the continuous search interpolates; the decisions are meets()'s.
+  double gap() const { return gap_; }
 
   /// The full accountant (epsilon at the target delta) at `run`.
   Report report(const Run& run) const { return account(run, Query::at_delta(delta_), analyses_); }
@@ -97,6 +104,7 @@ class Envelope {
   std::span<const AnalysisPtr> analyses_;
   double epsilon_, delta_;
   int evaluations_ = 0;
+  double gap_ = std::numeric_limits<double>::infinity();
 };
 
 std::string describe_best(const Report& r) {
@@ -107,14 +115,24 @@ std::string describe_best(const Report& r) {
 
 constexpr const char* kNotConfirmed = "the re-evaluation by the accountant did not confirm the solver's boundary";
 
-/// Rounds down to 10 significant digits (the mirror of round_up without its inflation: a
-/// parameter value, not an evaluated bound). 0 and +-inf are kept.
+/// Rounds down / up to 10 significant digits (a parameter value, not an evaluated bound: no
+/// inflation as in round_up; a value already on that grid is kept, so that a candidate the
+/// search evaluated is re-evaluated as it is -- and its composition found in the analyses'
+/// caches). 0 and +-inf are kept.
 double round_down(double value) {
   if (value == 0.0 || std::isinf(value)) return value;
   const int exponent = static_cast<int>(std::floor(std::log10(value)));
   const long double scale = std::pow(10.0L, 9 - exponent);
   double rounded = static_cast<double>(std::floor(static_cast<long double>(value) * scale) / scale);
   while (rounded > value) rounded = std::nextafter(rounded, -std::numeric_limits<double>::infinity());
+  return rounded;
+}
+double round_up_digits(double value) {
+  if (value == 0.0 || std::isinf(value)) return value;
+  const int exponent = static_cast<int>(std::floor(std::log10(value)));
+  const long double scale = std::pow(10.0L, 9 - exponent);
+  double rounded = static_cast<double>(std::ceil(static_cast<long double>(value) * scale) / scale);
+  while (rounded < value) rounded = std::nextafter(rounded, std::numeric_limits<double>::infinity());
   return rounded;
 }
 
@@ -141,21 +159,31 @@ void infeasible(ParameterSolution& out, const CalibrationAdapter& a, Envelope& e
   out.at_private_limit = std::move(r);
 }
 
-// ---- continuous: log-scale bracket grown by factors of 4 from the start, then bisection
+// ---- continuous: log-scale bracket grown by factors of 4 from the start, then narrowed
 // (the analyses are monotone in the noise, but that is checked, not assumed: the
-// bracket's ends are evaluated).
+// bracket's ends are evaluated). The narrowing reuses the values of the evaluations made
+// so far: the next candidate is where log delta of the envelope (a smooth function of log x
+// for the noise, the steps, the rate) crosses the target on the line through the bracket's
+// ends (regula falsi with the Illinois rule), aimed a quarter tolerance past that point
+// towards the end that has not moved, so that the bracket closes from both sides; a
+// bisection step whenever interpolation did not halve the bracket twice running (so never
+// more steps than bisection's double). Typically 4-6 evaluations instead of ~14. Candidates
+// are on the 10-significant-digit grid of the value reported.
 void solve_continuous(ParameterSolution& out, const CalibrationAdapter& a, Envelope& env, double tol) {
   const bool up = a.direction == PrivacyDirection::larger_is_more_private;  // the private side is up
+  auto on_grid = [&](double x) { return up ? round_up_digits(x) : round_down(x); };
   auto meets = [&](double x) { return env.meets(a.make(x)); };
   auto toward_public = [&](double x) { return up ? std::max(a.lower, x / 4) : std::min(a.upper, x * 4); };
   auto toward_private = [&](double x) { return up ? std::min(a.upper, x * 4) : std::max(a.lower, x / 4); };
   auto at_public_limit = [&](double x) { return up ? x <= a.lower : x >= a.upper; };
   auto at_private_limit = [&](double x) { return up ? x >= a.upper : x <= a.lower; };
   double bad = 0, ok = 0;  // bad fails, ok meets
+  double ok_gap = std::numeric_limits<double>::infinity(), bad_gap = ok_gap;  // env.gap() there
   const double x = std::clamp(a.start.value_or(std::sqrt(a.lower) * std::sqrt(a.upper)), a.lower, a.upper);
   a.make(x).validate();
   if (meets(x)) {
     ok = x;
+    ok_gap = env.gap();
     for (;;) {
       if (at_public_limit(ok)) {
         out.at_limit = true;
@@ -164,12 +192,15 @@ void solve_continuous(ParameterSolution& out, const CalibrationAdapter& a, Envel
       const double next = toward_public(ok);
       if (!meets(next)) {
         bad = next;
+        bad_gap = env.gap();
         break;
       }
       ok = next;
+      ok_gap = env.gap();
     }
   } else {
     bad = x;
+    bad_gap = env.gap();
     for (;;) {
       if (at_private_limit(bad)) {
         infeasible(out, a, env, up ? a.upper : a.lower, up ? "up to the search limit" : "down to the search limit");
@@ -178,16 +209,46 @@ void solve_continuous(ParameterSolution& out, const CalibrationAdapter& a, Envel
       const double next = toward_private(bad);
       if (meets(next)) {
         ok = next;
+        ok_gap = env.gap();
         break;
       }
       bad = next;
+      bad_gap = env.gap();
     }
   }
-  // Bisection in log scale down to a relative bracket width <= tol; ok always meets.
+  // Narrowing in log scale down to a relative bracket width <= tol; ok always meets.
+  double g_ok = ok_gap, g_bad = bad_gap;  // values at the ends (for the interpolation)
+  int moved_ok = 0, moved_bad = 0, slow = 0;  // consecutive moves of one end; slow steps
+  const double aim = 0.25 * std::log1p(tol);
   while (!out.at_limit && (up ? ok / bad : bad / ok) - 1 > tol) {
-    const double mid = std::sqrt(ok * bad);
-    if (!(up ? mid > bad && mid < ok : mid > ok && mid < bad)) break;
-    (meets(mid) ? ok : bad) = mid;
+    const double u_ok = std::log(ok), u_bad = std::log(bad), width = std::abs(u_bad - u_ok);
+    const double dir = u_bad > u_ok ? 1.0 : -1.0;  // from ok towards bad
+    double u = 0.5 * (u_ok + u_bad);
+    if (slow < 2 && std::isfinite(g_ok) && std::isfinite(g_bad) && g_ok <= 0 && g_bad > 0) {
+      // Illinois: an end that stayed twice has its value halved (per extra stay).
+      const double go = g_ok * std::ldexp(1.0, -std::max(0, moved_bad - 1));
+      const double gb = g_bad * std::ldexp(1.0, -std::max(0, moved_ok - 1));
+      u = u_ok + (u_bad - u_ok) * go / (go - gb);
+      u += moved_ok > 0 ? dir * aim : -dir * aim;
+      const double margin = std::min(aim, 0.25 * width);
+      u = dir > 0 ? std::clamp(u, u_ok + margin, u_bad - margin) : std::clamp(u, u_bad + margin, u_ok - margin);
+    }
+    const double x = on_grid(std::exp(u));
+    if (!(up ? x > bad && x < ok : x > ok && x < bad)) break;
+    const bool m = meets(x);
+    const double before = width;
+    if (m) {
+      ok = x;
+      g_ok = env.gap();
+      ++moved_ok;
+      moved_bad = 0;
+    } else {
+      bad = x;
+      g_bad = env.gap();
+      ++moved_bad;
+      moved_ok = 0;
+    }
+    slow = std::abs(std::log(bad) - std::log(ok)) > 0.5 * before ? slow + 1 : 0;
   }
   // Re-evaluate with the full accountant; move towards the private side within the
   // tolerance if its epsilon (the root finder's conservative end) lands a hair above the
@@ -195,7 +256,7 @@ void solve_continuous(ParameterSolution& out, const CalibrationAdapter& a, Envel
   // that the number printed is the number verified.
   const double factor = 1 + std::max(tol, 1e-9);
   for (int i = 0; i < 64 && (up ? ok <= a.upper : ok >= a.lower); ++i) {
-    ok = up ? round_up(ok) : round_down(ok);
+    ok = on_grid(ok);
     Run run = a.make(ok);
     Report r = env.report(run);
     if (env.verified(r)) {

@@ -9,10 +9,15 @@
 //
 // Each step is div::Pld::sampled_gaussian(q, z_t, scheme, neighbours) with z_t the noise
 // multiplier of step t (noise std b / (eta_t C)): both orders of the neighbouring pair are
-// composed separately and the worse is reported (div/pld.hpp). A noise schedule with many
-// distinct z_t is bucketed: each z_t is rounded DOWN to a geometric grid (less noise is a
-// worse mechanism: more noise is post-processing by an independent Gaussian), so the
-// composition stays one FFT over a few dozen distinct mechanisms.
+// composed separately and the worse is reported (div/pld.hpp). Where that is the Gaussian
+// mechanism (full batches, shuffled and cyclic batches, fixed-size add/remove) the steps
+// compose exactly (mu-GDP: mu^2 = sum_t (sensitivity / z_t)^2), whatever the schedule.
+// Otherwise a noise schedule with many distinct z_t is bucketed: each z_t is rounded DOWN to
+// a geometric grid (less noise is a worse mechanism: more noise is post-processing by an
+// independent Gaussian), so the composition stays one FFT over a few dozen distinct
+// mechanisms. Each mechanism's discretisation is kept (a small cache keyed by mechanism
+// and grid), so that runs differing only in their number of steps -- a calibration of the
+// steps, a curve of eps against steps -- discretise once.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,6 +40,39 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxMechanisms = 32;
+
+// Pld::sampled_gaussian(q, z, scheme, nb, grid), kept for later runs (the grid depends on
+// the mechanism only, not on the number of steps). At most 2^22 stored points.
+div::Pld cached_step(double q, double z, div::Subsampling scheme, div::Neighbours nb,
+                     const div::PldOptions& o) {
+  static std::mutex mutex;
+  static std::map<std::string, div::Pld> cache;
+  static std::size_t points = 0;
+  const std::string key = fmt::format("{:a} {:a} {} {} {:a} {:a} {}", q, z, static_cast<int>(scheme),
+                                      static_cast<int>(nb), o.interval, o.tail_mass, o.max_length);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  div::Pld pld = div::Pld::sampled_gaussian(q, z, scheme, nb, o);
+  const std::size_t size = pld.first().pmf().size() + (pld.symmetric() ? 0 : pld.second().pmf().size());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (points + size > (std::size_t{1} << 22)) {
+    cache.clear();
+    points = 0;
+  }
+  if (cache.emplace(key, pld).second) points += size;
+  return pld;
+}
+
+// Whether one step is the Gaussian mechanism (as Pld::sampled_gaussian decides), and its
+// sensitivity in units of C.
+bool is_gaussian(const CompositionParams& p) {
+  return p.q >= 1.0 || (p.scheme == div::Subsampling::fixed && p.neighbours == div::Neighbours::remove);
+}
+double gaussian_sensitivity(const CompositionParams& p) {
+  return (p.neighbours == div::Neighbours::replace || p.scheme == div::Subsampling::fixed) ? 2.0 : 1.0;
+}
 
 // Distinct noise multipliers, rounded down to at most kMaxMechanisms geometric buckets.
 std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_counts) {
@@ -59,11 +97,20 @@ std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_
 // calibration asks the same run twice).
 std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
   const CompositionParams p = composition_params(run);
-  const std::map<double, std::int64_t> z_counts = bucketed(p.z_counts);
+  const bool gaussian = is_gaussian(p);
+  const std::map<double, std::int64_t> z_counts = gaussian ? p.z_counts : bucketed(p.z_counts);
   const div::PldOptions grid = pld_grid(run);
-  std::string key = fmt::format("{:a} {} {} {:a} {:a}", p.q, static_cast<int>(p.scheme),
-                                static_cast<int>(p.neighbours), grid.interval, grid.cells);
-  for (const auto& [z, count] : z_counts) key += fmt::format(" {:a}x{}", z, count);
+  std::string key = fmt::format("{:a} {} {} {:a} {:a} {}", p.q, static_cast<int>(p.scheme),
+                                static_cast<int>(p.neighbours), grid.interval, grid.cells,
+                                grid.fixed_interval);
+  double mu2 = 0;  // Gaussian steps: the composition is that of one Gaussian of mu^2 = sum
+  if (gaussian) {
+    const double c = gaussian_sensitivity(p);
+    for (const auto& [z, count] : z_counts) mu2 += static_cast<double>(count) * (c / z) * (c / z);
+    key += fmt::format(" gaussian {:a}", mu2);
+  } else {
+    for (const auto& [z, count] : z_counts) key += fmt::format(" {:a}x{}", z, count);
+  }
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const std::optional<div::Pld>>> cache;
   {
@@ -71,14 +118,15 @@ std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
   }
   std::vector<div::PldSteps> steps;
-  for (const auto& [z, count] : z_counts) {
-    const double q = p.q;
-    const auto scheme = p.scheme;
-    const auto nb = p.neighbours;
-    steps.push_back({[=](const div::PldOptions& o) {
-                       return div::Pld::sampled_gaussian(q, z, scheme, nb, o);
-                     },
-                     count});
+  if (gaussian) {
+    steps.push_back({{}, 1, std::sqrt(mu2)});
+  } else {
+    for (const auto& [z, count] : z_counts) {
+      const double q = p.q;
+      const auto scheme = p.scheme;
+      const auto nb = p.neighbours;
+      steps.push_back({[=](const div::PldOptions& o) { return cached_step(q, z, scheme, nb, o); }, count});
+    }
   }
   auto pld = std::make_shared<const std::optional<div::Pld>>(on_a_grid_that_fits(
       grid, [&](const div::PldOptions& o) { return div::compose_steps(steps, o); }));

@@ -55,4 +55,40 @@ RealFft::~RealFft() {
 void RealFft::forward() { fftw_execute(static_cast<fftw_plan>(forward_plan_)); }
 void RealFft::inverse() { fftw_execute(static_cast<fftw_plan>(inverse_plan_)); }
 
+ComplexFft::ComplexFft(std::size_t n) : n_(n) {
+  if (n < 1) throw std::logic_error("ComplexFft: empty transform");
+  std::lock_guard lock(fftw_planner_mutex());
+  fftw_complex* in = fftw_alloc_complex(n);
+  fftw_complex* out = fftw_alloc_complex(n);
+  if (!in || !out) {
+    fftw_free(in);
+    fftw_free(out);
+    throw std::bad_alloc();
+  }
+  input_ = reinterpret_cast<std::complex<double>*>(in);
+  output_ = reinterpret_cast<std::complex<double>*>(out);
+  const int len = static_cast<int>(n);
+  // FFTW_PRESERVE_INPUT on the backward plan keeps `output` (the spectrum) intact.
+  forward_plan_ = fftw_plan_dft_1d(len, in, out, FFTW_FORWARD, FFTW_ESTIMATE);
+  backward_plan_ = fftw_plan_dft_1d(len, out, in, FFTW_BACKWARD, FFTW_ESTIMATE | FFTW_PRESERVE_INPUT);
+  if (!forward_plan_ || !backward_plan_) {
+    if (forward_plan_) fftw_destroy_plan(static_cast<fftw_plan>(forward_plan_));
+    if (backward_plan_) fftw_destroy_plan(static_cast<fftw_plan>(backward_plan_));
+    fftw_free(in);
+    fftw_free(out);
+    throw std::runtime_error("FFTW planning failed for length " + std::to_string(n));
+  }
+}
+
+ComplexFft::~ComplexFft() {
+  std::lock_guard lock(fftw_planner_mutex());
+  fftw_destroy_plan(static_cast<fftw_plan>(forward_plan_));
+  fftw_destroy_plan(static_cast<fftw_plan>(backward_plan_));
+  fftw_free(input_);
+  fftw_free(output_);
+}
+
+void ComplexFft::forward() { fftw_execute(static_cast<fftw_plan>(forward_plan_)); }
+void ComplexFft::backward() { fftw_execute(static_cast<fftw_plan>(backward_plan_)); }
+
 }  // namespace hsdp::num::detail

@@ -15,16 +15,20 @@
 // dominating laws dominates the composition. The stored laws are built by
 //  * connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022, "Connect the
 //    dots: tighter discrete approximations of privacy loss distributions", PETS):
-//    the loss mass in each grid cell (i h, (i+1) h] is split between the two ends so
-//    that both its P-mass and its Q-mass (E_P[e^{-L}]) are preserved; the profile of the
-//    result is the chord of the true profile in the variable e^eps between grid points,
+//    the loss mass in each cell between two knots of the grid is split between the two
+//    ends so that both its P-mass and its Q-mass (E_P[e^{-L}]) are preserved; the profile
+//    of the result is the chord of the true profile in the variable e^eps between knots,
 //    which lies above the true profile because that profile is convex in e^eps;
 //  * loss mass below the grid pushed up to the lowest grid point; loss mass above the grid
 //    put at +inf (delta gets all of it);
 //  * FFT composition on a window whose tails are bounded by a Chernoff bound computed
 //    from the stored law's own moment generating function; the bound is added to delta
 //    (wrap-around only adds non-negative mass inside the window);
-//  * a stated bound on floating-point error (discretisation and FFT), added to delta.
+//  * stated bounds on floating-point error (discretisation: relative to the law's own
+//    tail; FFT: a-priori, with the dominant low frequencies recomputed accurately), added
+//    to delta.
+// compose_steps chooses the grid from the steps themselves (spacing = std of one step's
+// loss / PldOptions::cells) unless told a fixed one.
 // delta(eps) additionally takes the minimum with the RDP route (the sum of the steps'
 // Renyi curves converted by div::best_log_delta), valid for the same mechanisms; it is
 // what makes delta ~ 1e-300 answerable.
@@ -67,10 +71,17 @@ double gdp_epsilon(double delta, double mu);
 /// Accuracy vs speed. Validated by every factory: bad values throw hsdp::InvalidArgument
 /// naming the field ("pld.interval", ...) and its range.
 struct PldOptions {
-  /// Grid spacing h of the losses, in [1e-6, 0.5]. The connect-the-dots error in eps is
-  /// second order in h; 1e-3 keeps DP-SGD runs with T = 10^4 within ~1e-3 of the exact
-  /// value (docs/pld.md).
+  /// Grid spacing h of the losses. The factories discretise on it; compose_steps uses it
+  /// only with `fixed_interval` (otherwise it chooses the spacing itself, below). In
+  /// [1e-6, 0.5] with `fixed_interval`, in [1e-12, 1e6] otherwise.
   double interval = 1e-3;
+  /// compose_steps: false (default): the grid is sized by the spread of each step's loss --
+  /// spacing = (std of one step's loss under P) / `cells`, one grid for the whole sequence,
+  /// coarser only when the composed losses would not fit in `max_length` points (docs/pld.md:
+  /// the error in eps is then about 1/(12 cells^2) relative, whatever T and q); Gaussian
+  /// steps (PldSteps::gaussian) are composed exactly (mu-GDP). true: every mechanism on
+  /// `interval`, refined by `refinement` / `block`.
+  bool fixed_interval = false;
   /// Mass of a mechanism's loss law left above the grid (put at +inf), in [1e-300, 1e-6].
   double tail_mass = 1e-18;
   /// Mass bound of each tail of a composition cut off by the FFT window (added to delta),
@@ -78,20 +89,20 @@ struct PldOptions {
   double truncation_mass = 1e-16;
   /// The largest FFT length a composition may use, in [2^10, 2^28].
   std::int64_t max_length = std::int64_t{1} << 25;
-  /// compose_steps only: build each mechanism on a grid `refinement` times finer, compose
-  /// `block` steps there, and coarsen the block (connect-the-dots) to `interval` before
-  /// composing the rest: the coarse grid's error is then paid once per block instead of
-  /// once per step, which matters when one step's losses spread over few grid cells
-  /// (small q). refinement in [0, 64], block in [0, 10^6]; 0 = automatic: refinement =
-  /// the power of 2 >= cells h / (std of one step's loss), capped at 64 (1 when a step
-  /// already spans >= `cells` grid cells), block = refinement^2 (the block's loss then
-  /// spans about as many coarse cells as one step spans fine cells).
+  /// compose_steps with `fixed_interval` only: build each mechanism on a grid `refinement`
+  /// times finer, compose `block` steps there, and coarsen the block (connect-the-dots) to
+  /// `interval` before composing the rest: the coarse grid's error is then paid once per
+  /// block instead of once per step, which matters when one step's losses spread over few
+  /// grid cells (small q). refinement in [0, 64], block in [0, 10^6]; 0 = automatic:
+  /// refinement = the power of 2 >= cells h / (std of one step's loss), capped at 64 (1
+  /// when a step already spans >= `cells` grid cells), block = refinement^2.
   std::int64_t refinement = 0;
   std::int64_t block = 0;
-  /// The automatic refinement's target: grid cells per standard deviation of one step's
-  /// loss, in [1, 1000]. 10 (default) is fast (DP-SGD at q = 0.01, z = 1, T = 10^4: 3 ms,
-  /// eps 0.003 above the limit); 100 is as tight as dp_accounting at 1e-4 (about 25 ms).
-  double cells = 10.0;
+  /// Grid cells per standard deviation of one step's loss, in [1, 1000]: the automatic
+  /// grid's spacing (16 by default: eps within about 3e-4 relative of the converged value;
+  /// DP-SGD at q = 0.01, z = 1, T = 10^4 in a few ms), or with `fixed_interval` the target
+  /// of the automatic refinement.
+  double cells = 16.0;
 };
 
 /// Checks every field (InvalidArgument naming it and its range). `field` names a field for
@@ -151,9 +162,11 @@ class PrivacyLoss {
   std::int64_t offset() const { return offset_; }        ///< grid index of pmf()[0]
   const std::vector<double>& pmf() const { return pmf_; }
   double infinity_mass() const { return inf_mass_; }     ///< loss = +inf (delta gets it)
-  /// The additive error bound included in delta(): floating-point error bounds and FFT
-  /// truncation tails.
-  double error_bound() const { return slack_; }
+  /// The largest additive error bound included in delta() (at any eps): floating-point
+  /// error bounds and FFT truncation tails. At a given eps the bound used is
+  /// error_bound(eps) <= error_bound().
+  double error_bound() const { return slack_ + rel_slack_; }
+  double error_bound(double epsilon) const;
   /// Sum of the steps' Renyi curves (a valid RDP bound of the same pair), if known.
   double rdp(double alpha) const;
 
@@ -166,7 +179,16 @@ class PrivacyLoss {
   // One pair's law as discretised (grid, offset, pmf, mass at +inf, error bound) and its
   // Renyi curve (one step).
   static PrivacyLoss from_grid(double interval, std::int64_t offset, std::vector<double> pmf,
-                               double inf_mass, double slack, std::function<double(double)> rdp);
+                               double inf_mass, double slack, double rel_slack, double shift,
+                               std::function<double(double)> rdp);
+  friend struct Composer;  // the FFT composition (pld.cpp)
+  friend class Pld;
+  // Both orders of the subsampled pair (mixture_vs_gaussian, gaussian_vs_mixture) from one
+  // discretisation: connect-the-dots keeps each cell's P- and Q-mass, so the law of the
+  // reversed pair is the same cells with the roles swapped (an atom at l of mass m becomes
+  // one at -l of mass m e^{-l}).
+  static std::pair<PrivacyLoss, PrivacyLoss> mixture_and_reversed(double q, double s, double shift,
+                                                                  const PldOptions& options);
   double pmf_delta(double epsilon) const;
   double pmf_epsilon(double delta) const;
   double rdp_log_delta(double epsilon) const;
@@ -176,7 +198,13 @@ class PrivacyLoss {
   std::int64_t offset_ = 0;
   std::vector<double> pmf_;
   double inf_mass_ = 0.0;
+  // Error bounds of the stored profile (docs/pld.md): at every eps, |stored - ideal| <=
+  // slack_ + rel_slack_ * T(eps) where T(eps) <= delta_ideal(eps - shift_ - t) / (1 - e^{-t})
+  // for every t > 0 -- the floating-point errors of the discretisation are relative to the
+  // law's own tail, so that T = 10^7 steps do not add up to an absolute 1e-7.
   double slack_ = 0.0;
+  double rel_slack_ = 0.0;
+  double shift_ = 0.0;
   std::vector<RdpTerm> rdp_;
 };
 
@@ -235,11 +263,15 @@ class Pld {
 struct PldSteps {
   std::function<Pld(const PldOptions&)> mechanism;
   std::int64_t count = 1;
+  /// > 0: the step is the Gaussian mechanism with sensitivity / std = `gaussian` (mu), and
+  /// `mechanism` may be empty. Gaussian steps compose exactly (mu-GDP: one Gaussian of
+  /// mu = sqrt(sum of count mu_t^2)) instead of by FFT.
+  double gaussian = 0.0;
 };
 
-/// The composition of all the steps (in any order: composition commutes), with the
-/// refinement of PldOptions::refinement / block. One FFT for the whole sequence after the
-/// blocks.
+/// The composition of all the steps (in any order: composition commutes). By default on a
+/// grid sized by the steps' losses (PldOptions::fixed_interval, cells); one FFT for the
+/// whole sequence.
 Pld compose_steps(std::span<const PldSteps> steps, const PldOptions& options = {});
 
 }  // namespace hsdp::div
