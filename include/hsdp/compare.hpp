@@ -128,20 +128,4 @@ const std::vector<std::string>& figure_names();
 /// default number of sweep points when > 0. Throws InvalidArgument for an unknown name.
 CompareSpec figure(std::string_view name, int points = 0);
 
-/// Writes `content` to `path` atomically: a temporary file in the same directory, then
-/// rename. Throws InvalidArgument naming `parameter` when it cannot be written; never leaves
-/// a partial file at `path`.
-void write_file_atomically(const std::string& path, const std::string& content,
-                           std::string_view parameter);
-
-/// One output of a command: where, what, and the flag that named it (for messages).
-struct OutputFile {
-  std::string path;
-  std::string content;
-  std::string parameter;
-};
-/// Several files, all or nothing up to the final renames: every file is first written to a
-/// temporary beside its destination; an error in any of them removes all temporaries.
-void write_files_atomically(const std::vector<OutputFile>& files);
-
 }  // namespace hsdp
