@@ -60,17 +60,21 @@ struct SplitMix64 {
   }
 };
 
-// Scales one record (scale(t): multiply it by t in (0, 1)) from norm `norm` > R until its
-// norm, computed by norm_of(), is at most R. The first factor is R / norm; rounding can leave
-// the norm a few ulps above R (more for a long record: a sum of d squares carries up to ~d
-// ulps), so each further factor is R / norm shortened by 2^k ulps, k = 0, 1, 2, ...: O(log d)
-// passes over the record (nudging every value by one ulp a pass took O(d) passes, quadratic
-// in d: 4 records of 10^6 features never finished).
-template <typename NormOf, typename Scale>
-void shrink_to_norm(double R, double norm, NormOf&& norm_of, Scale&& scale) {
+// Scales one record from norm `norm` > R until its norm, computed by norm_of(), is at most R.
+// scale(t) multiplies the record by t in (0, 1); nudge() moves it one ulp towards 0. The first
+// factor is R / norm; rounding can leave the norm a few ulps above R. A few one-ulp nudges (the
+// smallest change) settle a short record; a long one can be ~d ulps above (a sum of d squares
+// rounds), and a pass per ulp was quadratic in d (4 records of 10^6 features never finished),
+// so after kNudges passes each factor is R / norm shortened by 2^k ulps, k = 0, 1, 2, ...:
+// O(log d) passes.
+template <typename NormOf, typename Scale, typename Nudge>
+void shrink_to_norm(double R, double norm, NormOf&& norm_of, Scale&& scale, Nudge&& nudge) {
+  constexpr int kNudges = 4;
   scale(R / norm);
-  for (int k = 0; (norm = norm_of()) > R; ++k)
-    scale(R / norm * (1.0 - std::ldexp(1.0, std::min(k, 52) - 53)));
+  for (int k = -kNudges; (norm = norm_of()) > R; ++k) {
+    if (k < 0) nudge();
+    else scale(R / norm * (1.0 - std::ldexp(1.0, std::min(k, 52) - 53)));
+  }
 }
 
 Dataset subset(const Dataset& data, const std::vector<std::size_t>& rows) {
@@ -111,7 +115,7 @@ Preprocessing scale_rows_to_norm(Dataset& data, double R) {
               data.effective_row(i, row.data());
               return norm2(row.data(), data.d);
             },
-            [&](double t) { r *= t; });
+            [&](double t) { r *= t; }, [&] { r = std::nextafter(r, 0.0); });
       }
     }
   }
@@ -125,6 +129,9 @@ Preprocessing scale_rows_to_norm(Dataset& data, double R) {
           R, norm, [&] { return norm2(row, data.d); },
           [&](double t) {
             for (std::size_t j = 0; j < data.d; ++j) row[j] *= t;
+          },
+          [&] {
+            for (std::size_t j = 0; j < data.d; ++j) row[j] = std::nextafter(row[j], 0.0);
           });
   }
   return {fmt::format("every record scaled to L2 norm <= R = {} (x_i <- x_i * min(1, R / "
