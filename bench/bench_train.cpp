@@ -59,7 +59,7 @@ const data::Dataset* fashion_two_class() {
       // float64 storage: this bench measures the float64 pass against the bandwidth
       // (bench_storage.cpp compares the storages).
       auto all = data::read_idx(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz",
-                                data::default_max_values, data::FeatureStorage::float64);
+                                {}, data::FeatureStorage::float64);
       auto two = data::select_classes(all, {"0", "6"});
       data::map_labels(two, data::LabelKind::plus_minus_one);
       data::scale_rows_to_norm(two, 1.0);

@@ -26,12 +26,13 @@
 
 #include "commands.hpp"
 #include "train_flags.hpp"
+#include "unsigned_flags.hpp"
 #include "hsdp/audit/exact.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/train/prepare.hpp"
 #include "hsdp/train/trainer.hpp"
-#include "hsdp/compare.hpp"
+#include "hsdp/output_files.hpp"
 #include "hsdp/errors.hpp"
 #include "run_flags.hpp"
 
@@ -83,15 +84,17 @@ std::function<int()> add_exact(CLI::App& parent) {
       require_range(hsdp::opt("points"), opt->points, 1, 1000);
       const auto steps = audit::sweep_steps(run.steps, opt->points);
       auto points = audit::sweep(run, query, options, steps);
-      // Both files are complete (temp file + rename) or absent.
-      if (opt->csv) write_file_atomically(*opt->csv, audit::sweep_csv(points), "--csv");
+      // Both files are written, or neither (write_files_atomically).
+      std::vector<OutputFile> outputs;
+      if (opt->csv) outputs.push_back({*opt->csv, audit::sweep_csv(points), "csv"});
       if (opt->plot) {
         const std::string title =
             fmt::format("exact audit ({} pair): {} vs steps", audit::to_string(options.pair),
                         query.delta ? fmt::format("epsilon at delta = {}", show(*query.delta))
                                     : fmt::format("delta at epsilon = {}", show(*query.epsilon)));
-        write_file_atomically(*opt->plot, audit::sweep_svg(points, title), "--plot");
+        outputs.push_back({*opt->plot, audit::sweep_svg(points, title), "plot"});
       }
+      write_files_atomically(outputs);
       result = std::move(points.back());  // the sweep ends at the run's own step count
     } else {
       result = audit::tightness(run, query, options);
@@ -135,8 +138,8 @@ int run_mia(const MiaFlags& o) {
 
   // ---- data, prepared as hsdp train prepares it (audit::run_mia)
   // The audit keeps float64 features (its canary is not a stored value; docs/data.md).
-  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, 0,
-                                data::FeatureStorage::float64});
+  data::Dataset d = data::read({.path = o.data, .format = o.format, .labels_path = o.labels_file,
+                                .label_column = o.label_column, .storage = data::FeatureStorage::float64});
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
   const audit::MiaAudit done = audit::run_mia(d, setup);
   const audit::MiaResult& r = done.result;
@@ -167,7 +170,7 @@ std::function<int()> add_mia(CLI::App& parent) {
   sub->add_option("--data", o->data, "Training data file (plain or gzipped)")->required();
   sub->add_option("--format", o->format, "Data format: csv|libsvm|idx")->capture_default_str();
   sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
-  sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
+  add_unsigned_flag(*sub, "label_column", o->label_column, "CSV: 0-based label column (default: last)");
   sub->add_option("--positive", o->positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
   sub->add_option("--classes", o->classes, "Keep only records with these raw labels");
   sub->add_option("--feature-scale", o->feature_scale, "Public constants to multiply the features by first")
@@ -178,7 +181,7 @@ std::function<int()> add_mia(CLI::App& parent) {
   sub->add_option("--trials", o->trials, "Models per dataset N (2N trainings)")->capture_default_str();
   sub->add_option("--delta", o->delta, "delta of the empirical bound and of the certified report")->capture_default_str();
   sub->add_option("--confidence", o->confidence, "Confidence of the empirical lower bound")->capture_default_str();
-  sub->add_option("--seed", o->seed, "Master seed of the trials (default: OS entropy, recorded in the output)");
+  add_unsigned_flag(*sub, "seed", o->seed, "Master seed of the trials (default: OS entropy, recorded in the output)");
   sub->add_option("--canary-index", o->canary_index,
                   "1-based position of the record the canary replaces (default n; 1 with --release random-stop)");
   sub->add_option("--threads", o->threads, "Trainings run in parallel (0: all cores)")->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "hsdp/compare.hpp"
+#include "hsdp/output_files.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plot.hpp"
 #include "run_flags.hpp"
@@ -60,8 +61,8 @@ std::function<int()> add_compare(CLI::App& app) {
     // Render before writing anything, so an error leaves no file behind.
     const std::string svg = o.svg ? svg::render(to_plot(c)) : std::string();
     std::vector<OutputFile> outputs;
-    if (o.csv) outputs.push_back({*o.csv, csv, "--csv"});
-    if (o.svg) outputs.push_back({*o.svg, svg, "--svg"});
+    if (o.csv) outputs.push_back({*o.csv, csv, "csv"});
+    if (o.svg) outputs.push_back({*o.svg, svg, "svg"});
     write_files_atomically(outputs);
     if (!o.csv) {
       std::cout << csv;

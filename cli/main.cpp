@@ -60,7 +60,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return finish(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // Every message of the command reads "hsdp: error: ..."; a command it does not know is
+    // named (the parser only says that one is required).
+    std::string message = e.what();
+    std::string names;
+    bool known = false;
+    for (const auto& c : registered) {
+      names += (names.empty() ? "" : ", ") + c.name;
+      known = known || (argc > 1 && c.name == argv[1]);
+    }
+    if (argc > 1 && argv[1][0] != '-' && !known)
+      message = fmt::format("unknown command '{}': must be one of {}", argv[1], names);
+    std::cerr << "hsdp: error: " << message << "\nRun with --help for more information.\n";
     return finish(2, world.size > 1 ? "invalid command line (above)" : "");
   } catch (const hsdp::InvalidArgument& e) {  // a flag's value, read by the library
     return finish(2, e.what());

@@ -2,16 +2,15 @@
 // record exactly as training did (the same record-norm scaling and label mapping).
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "unsigned_flags.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/output_files.hpp"
 #include "hsdp/train/model_io.hpp"
 #include "hsdp/train/prepare.hpp"
 
@@ -27,33 +26,16 @@ struct Options {
   bool json = false;
 };
 
-// Writes text to a temporary file beside `path`, then renames it into place.
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) fail("--output", path, "a writable location");
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      fail("--output", path, "a writable location (writing failed)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail("--output", path, "a writable location (renaming failed)");
-  }
-}
-
 int run_predict(const Options& o) {
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
   const auto storage = data::parse_feature_storage(o.feature_storage, opt("feature_storage"));
-  data::Dataset d = data::read({o.data, o.format, o.labels_file, "labels", o.label_column, mf.model.d, storage});
+  data::Dataset d = data::read({.path = o.data, .format = o.format, .labels_path = o.labels_file,
+                                .label_column = o.label_column, .dimension = mf.model.d, .storage = storage});
   if (d.d != mf.model.d)
-    fail("--data", o.data, fmt::format("a file with the model's d = {} features (it has {})", mf.model.d, d.d));
+    fail("--data", o.data,
+         fmt::format("a file with the model's d = {} features per record besides the label{} (it has {})", mf.model.d,
+                     o.format == "csv" ? " (in CSV the last column, or --label-column, is the label)" : "", d.d));
   if (!o.classes.empty()) d = data::select_classes(d, o.classes);
   // A label the model was not trained on is an error naming the record.
   train::apply_label_mapping(d, mf.label_kind, mf.labels);
@@ -72,7 +54,7 @@ int run_predict(const Options& o) {
         if (mf.label_kind != "real" && mf.labels.mapped[k] == p) shown = mf.labels.raw[k];
       text += fmt::format("{},{},{}\n", i + 1, shown, d.raw_labels[i]);
     }
-    write_text_atomically(*o.output, text);
+    write_file_atomically(*o.output, text, "output");
   }
   nlohmann::json out;
   out["model_file"] = o.model_file;
@@ -101,7 +83,7 @@ std::function<int()> add_predict(CLI::App& app) {
                   "How features are held: auto|float64|float32|uint8 (auto: uint8 for IDX bytes, "
                   "float64 otherwise)")->capture_default_str();
   sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
-  sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
+  add_unsigned_flag(*sub, "label_column", o->label_column, "CSV: 0-based label column (default: last)");
   sub->add_option("--classes", o->classes, "Keep only records with these raw labels (as in training)");
   sub->add_option("--output", o->output, "Write per-record predictions (CSV) to this file");
   sub->add_flag("--json", o->json, "Print JSON");

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "field_names.hpp"
 #include "train_flags.hpp"
+#include "unsigned_flags.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/data/users.hpp"
@@ -75,7 +76,9 @@ TrainingData read_training_data(const Options& o, train::TrainConfig& c,
                                 std::optional<data::FeatureStorage> storage) {
   TrainingData td;
   auto source = [&](const std::string& path, const std::optional<std::string>& labels, std::string_view field) {
-    return data::DataSource{path, o.format, labels, std::string(field), o.label_column, 0, storage};
+    return data::DataSource{.path = path, .format = o.format, .labels_path = labels, .labels_field = std::string(field),
+                            .label_column = o.label_column, .storage = storage,
+                            .path_field = field == "labels" ? "data" : "test_data"};
   };
   // Federated under mpirun: every process reads the whole file and the clients keep their
   // users' records (docs/distributed.md, "Federated training").
@@ -272,7 +275,7 @@ std::function<int()> add_train(CLI::App& app) {
   sub->add_option("--data", o->data, "Training data file (plain or gzipped)")->required();
   sub->add_option("--format", o->format, "Data format: csv|libsvm|idx")->capture_default_str();
   sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
-  sub->add_option("--label-column", o->label_column, "CSV: 0-based label column (default: last)");
+  add_unsigned_flag(*sub, "label_column", o->label_column, "CSV: 0-based label column (default: last)");
   sub->add_option("--positive", o->positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
   sub->add_option("--classes", o->classes, "Keep only records with these raw labels (e.g. --classes 0 6)");
   sub->add_option("--users", o->users,
@@ -280,7 +283,7 @@ std::function<int()> add_train(CLI::App& app) {
   sub->add_option("--test-data", o->test_data, "Separate test file (default: split --data)");
   sub->add_option("--test-labels", o->test_labels_file, "IDX labels file of --test-data");
   sub->add_option("--test-fraction", o->test_fraction, "Fraction held out for testing when splitting")->capture_default_str();
-  sub->add_option("--split-seed", o->split_seed, "Seed of the train/test split")->capture_default_str();
+  add_unsigned_flag(*sub, "split_seed", o->split_seed, "Seed of the train/test split")->default_str("1");
   add_train_flags(*sub, *o);
   sub->add_option("--feature-scale", o->feature_scale,
                   "Public constants to multiply the features by first: one value, or one per feature "
@@ -291,7 +294,7 @@ std::function<int()> add_train(CLI::App& app) {
   sub->add_option("--epsilon", o->epsilon, "Target epsilon (with --delta): calibrates the smallest sigma");
   sub->add_option("--delta", o->delta, "Target delta, or the delta of the report (default 1e-5)");
   sub->add_flag("--no-noise", o->no_noise, "Train without noise (non-private baseline, no report)");
-  sub->add_option("--seed", o->seed, "Seed the noise (reproducible; marked 'seeded: for experiments')");
+  add_unsigned_flag(*sub, "seed", o->seed, "Seed the noise (reproducible; marked 'seeded: for experiments')");
   sub->add_option("--output", o->output, "Write the model (JSON) to this file");
   sub->add_flag("--json", o->json, "Print the result as JSON");
   return [sub, o]() -> int {

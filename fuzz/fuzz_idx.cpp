@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> images(data + 2, k);
   const std::span<const std::uint8_t> labels(data + 2 + k, size - 2 - k);
   try {
-    hd::Dataset d = hd::read_idx(images, labels, "images", "labels", std::size_t{1} << 20);
+    hd::Dataset d = hd::read_idx(images, labels, "images", "labels", {.values = std::size_t{1} << 20});
     // Unsigned-byte images are held as uint8 (feature storage auto), the rest as float64.
     if (d.n == 0 || d.d == 0 || d.stored_values() != d.n * d.d || d.raw_labels.size() != d.n ||
         d.origin.size() != d.n || (d.storage == hd::FeatureStorage::uint8) == d.x8.empty())

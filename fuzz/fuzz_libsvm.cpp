@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t dimension = data[0] % 8 == 0 ? 0 : data[0];
   std::istringstream in(std::string(reinterpret_cast<const char*>(data + 1), size - 1));
   try {
-    hd::Dataset d = hd::read_libsvm(in, "fuzz.svm", dimension, std::size_t{1} << 20);
+    hd::Dataset d = hd::read_libsvm(in, "fuzz.svm", dimension, {.values = std::size_t{1} << 20});
     if (d.n == 0 || d.d == 0 || d.x.size() != d.n * d.d || d.raw_labels.size() != d.n ||
         d.origin.size() != d.n || (dimension != 0 && d.d != dimension))
       std::abort();

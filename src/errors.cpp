@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 
 namespace hsdp {
@@ -31,6 +32,8 @@ FieldNames& report_names() {
   static FieldNames names = FieldNames::library();
   return names;
 }
+thread_local bool reports_as_errors = false;  // ReportsSpelledAsErrors on this thread
+const FieldNames& spelling_of_reports() { return reports_as_errors ? error_names() : report_names(); }
 
 }  // namespace
 
@@ -49,9 +52,12 @@ void use_field_names(FieldNames errors, FieldNames reports) {
   report_names() = std::move(reports);
 }
 
-std::string report_field(std::string_view field) { return report_names().option(field); }
+ReportsSpelledAsErrors::ReportsSpelledAsErrors() : previous_(reports_as_errors) { reports_as_errors = true; }
+ReportsSpelledAsErrors::~ReportsSpelledAsErrors() { reports_as_errors = previous_; }
+
+std::string report_field(std::string_view field) { return spelling_of_reports().option(field); }
 std::string report_field(std::string_view field, std::string_view value) {
-  return report_names().option_value(field, value);
+  return spelling_of_reports().option_value(field, value);
 }
 std::string error_field(std::string_view field) { return error_names().option(field); }
 std::string error_field(std::string_view field, std::string_view value) {
@@ -115,6 +121,28 @@ std::int64_t require_range(const Param& parameter, std::int64_t value, std::int6
   if (value < lo || value > hi)
     fail(parameter, std::to_string(value), fmt::format("an integer in [{}, {}]", lo, hi));
   return value;
+}
+
+std::uint64_t parse_unsigned(const Param& parameter, std::string_view text, std::uint64_t hi) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  // from_chars reads no sign into an unsigned type, so "-1" is not a number here.
+  if (digits.empty() || digits.front() == '+' || ec != std::errc() || end != digits.data() + digits.size() ||
+      value > hi)
+    fail(parameter, text, fmt::format("an integer in [0, {}]", hi));
+  return value;
+}
+
+std::int64_t count_from_real(const Param& parameter, double stated, double count, std::int64_t lo,
+                             std::int64_t hi, std::string_view what) {
+  // Compared as doubles before any conversion (rounding half away from zero, as llround).
+  const double rounded = std::round(count);
+  if (!std::isfinite(count) || !(rounded >= static_cast<double>(lo)) || !(rounded <= static_cast<double>(hi)) ||
+      !(rounded < 0x1p63))
+    fail(parameter, stated, fmt::format("such that {} = {} is in [{}, {}]", what, show(count), lo, hi));
+  return static_cast<std::int64_t>(rounded);
 }
 
 }  // namespace hsdp

@@ -21,15 +21,22 @@ std::string_view to_string(NoiseUnit u) {
 Schedule noise_std_schedule(const NoiseParameter& noise, const Schedule& eta,
                             std::int64_t batch_size, NoiseKind kind,
                             const std::optional<double>& clip) {
-  require_positive(to_string(noise.unit), noise.value);
+  const Param stated = opt(to_string(noise.unit));
+  require_positive(stated, noise.value);
   if (noise.unit == NoiseUnit::std) return Schedule(noise.value);
   if (noise.unit == NoiseUnit::multiplier && !clip)
-    fail("clip", "(missing)", "given with a noise multiplier: the clipping norm C > 0");
-  // sigma and multiplier units scale with each step's eta (and with b).
+    fail(opt("clip"), "(missing)", "given with a noise multiplier: the clipping norm C > 0");
+  // sigma and multiplier units scale with each step's eta (and with b). The std must come out
+  // finite and > 0: the error names the value the user stated, not the std it became.
   auto at = [&](double eta_t) {
-    return noise.unit == NoiseUnit::sigma
-               ? noise_std_from_sigma(noise.convention, noise.value, eta_t, batch_size, kind)
-               : noise_std_from_multiplier(noise.value, *clip, eta_t, batch_size);
+    const double std = noise.unit == NoiseUnit::sigma
+                           ? noise_std_from_sigma(noise.convention, noise.value, eta_t, batch_size, kind)
+                           : noise_std_from_multiplier(noise.value, *clip, eta_t, batch_size);
+    if (!std::isfinite(std) || !(std > 0))
+      fail(stated, noise.value,
+           fmt::format("such that the noise std per step is finite and > 0 (with eta = {} it is {})", show(eta_t),
+                       show(std)));
+    return std;
   };
   if (eta.is_constant()) return Schedule(at(eta.at(1)));
   std::vector<double> s(eta.size());
@@ -53,7 +60,9 @@ RunSpec with_example(RunSpec f) {
   if (!f.lipschitz) f.lipschitz = 1.0;
   if (!f.smoothness) f.smoothness = 1.0;
   if (!f.diameter || std::isinf(*f.diameter)) f.diameter = 1.0;
-  if (!f.noise_std && !f.sigma) {
+  // The example's noise only when the user states none (a stated convention belongs to a
+  // stated sigma: resolve() checks it, never overwritten).
+  if (!f.noise_std && !f.sigma && !f.noise_multiplier && !f.convention) {
     f.sigma = 3.0;
     f.convention = "journal";
   }
@@ -289,6 +298,9 @@ Run RunSpec::resolve() const {
     run.eta_known = false;
   }
   run.noise = parse_name<NoiseKind>(f.noise.value_or("gaussian"), opt("noise"));
+  if (f.convention) parse_convention(*f.convention, opt("convention"));  // an unknown name, first
+  if (f.convention && !f.sigma && !f.noise_multiplier)
+    fail(opt("convention"), *f.convention, fmt::format("used together with {}", error_field("sigma")));
 
   // The noise statement: exactly one of noise_std, sigma (with convention), noise_multiplier
   // (with clip); each checked where it is stated, then translated by noise_std_schedule.
@@ -323,8 +335,6 @@ Run RunSpec::resolve() const {
          fmt::format("given (> 0), or {} with {}, or {} with {}", error_field("sigma"),
                      error_field("convention"), error_field("noise_multiplier"), error_field("clip")));
   }
-  if (f.convention && !f.sigma)
-    fail(opt("convention"), *f.convention, fmt::format("used together with {}", error_field("sigma")));
   // A std in parameter space (noise_std, or chourasia's sqrt(2 eta) sigma) says nothing about
   // the noise relative to the gradient step without the step size.
   if (!run.eta_known &&
@@ -337,6 +347,22 @@ Run RunSpec::resolve() const {
                      error_field("noise_multiplier"), error_field("clip"), error_field("sigma")));
   run.noise_std = noise_schedule(run, noise);
 
+  // The stated loss class and domain, checked here so that the error names the field as the
+  // user stated it (Run::validate, below, names the Run's own parameters).
+  if (f.lipschitz) require_positive(opt("lipschitz"), *f.lipschitz);
+  if (f.smoothness) require_positive(opt("smoothness"), *f.smoothness);
+  if (f.strong_convexity) require_nonnegative(opt("strong_convexity"), *f.strong_convexity);
+  if (f.diameter) require_positive_or_inf(opt("diameter"), *f.diameter);
+  if (f.dimension) require_range(opt("dimension"), *f.dimension, 1, kMaxCount);
+  if (f.index) require_range(opt("index"), *f.index, 1, run.n);
+  if (f.strong_convexity && *f.strong_convexity > 0 && f.non_convex)
+    fail(opt("strong_convexity"), *f.strong_convexity, fmt::format("0 with {}", error_field("non_convex")));
+  if (f.strong_convexity && f.smoothness && *f.strong_convexity > *f.smoothness)
+    fail(opt("strong_convexity"), *f.strong_convexity,
+         fmt::format("<= {} = {} (lambda <= beta for any loss)", error_field("smoothness"), show(*f.smoothness)));
+  if (run.sampling == Sampling::full && run.batch_size != run.n)
+    fail(opt("batch_size"), std::to_string(run.batch_size),
+         fmt::format("equal to {} = {} for {}", error_field("n"), run.n, error_field("sampling", "full")));
   run.loss.lipschitz = f.lipschitz;
   run.loss.smoothness = f.smoothness;
   run.loss.strong_convexity = f.strong_convexity.value_or(0.0);

@@ -17,6 +17,7 @@
 #include "hsdp/accountant.hpp"
 #include "hsdp/compare.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/output_files.hpp"
 #include "hsdp/plot.hpp"
 #include "output_reading.hpp"
 
@@ -381,10 +382,10 @@ TEST(CompareCli, AtomicWriteReplacesAnExistingFileWhole) {
     std::ofstream out(path);
     out << std::string(100000, 'x');
   }
-  hsdp::write_file_atomically(path, "a,b\n1,2\n", "--csv");
+  hsdp::write_file_atomically(path, "a,b\n1,2\n", "csv");
   EXPECT_EQ(read(path), "a,b\n1,2\n");
   std::remove(path.c_str());
-  EXPECT_THROW(hsdp::write_file_atomically("", "x", "--csv"), hsdp::InvalidArgument);
+  EXPECT_THROW(hsdp::write_file_atomically("", "x", "csv"), hsdp::InvalidArgument);
 }
 
 }  // namespace

@@ -121,11 +121,11 @@ TEST(Labels, SelectClasses) {
   EXPECT_EQ(s.origin, (std::vector<size_t>{1, 2, 4, 5}));
   EXPECT_TRUE(s.y.empty()) << "the subset's labels must be mapped again";
   EXPECT_EQ(error_of([&] { hd::select_classes(d, {"6", "7"}); }),
-            "raw_labels = '7': must be labels present in mem: {'0', '3', '6', '9'}");
+            "classes = '7': must be labels present in mem: {'0', '3', '6', '9'}");
   EXPECT_EQ(error_of([&] { hd::select_classes(d, {"6", "6.0"}); }),
-            "raw_labels = '6.0': must be listed once (it is repeated)");
+            "classes = '6.0': must be listed once (it is repeated)");
   EXPECT_EQ(error_of([&] { hd::select_classes(d, {}); }),
-            "raw_labels = {}: must be at least one label to select");
+            "classes = {}: must be at least one label to select");
 }
 
 // ------------------------------------------------------------------------- preprocessing

@@ -52,7 +52,7 @@ hd::Dataset csv(const std::string& text, const hd::CsvOptions& options = {}) {
 hd::Dataset libsvm(const std::string& text, std::size_t dimension = 0,
                    std::size_t max_values = hd::default_max_values) {
   std::istringstream in(text);
-  return hd::read_libsvm(in, "t.svm", dimension, max_values);
+  return hd::read_libsvm(in, "t.svm", dimension, {.values = max_values});
 }
 
 // ---------------------------------------------------------------------------------- CSV
@@ -154,7 +154,7 @@ TEST(Csv, MalformedInputNamesLineAndColumn) {
 
 TEST(Csv, BadOptions) {
   EXPECT_EQ(error_of([] { csv("1,2,0\n", {.label_column = 3}); }),
-            "t.csv:1:1: label_column = 3: must be in [0, 2] (rows have 3 fields)");
+            "label_column = 3: must be in [0, 2]: the rows of t.csv have 3 fields (t.csv:1)");
   EXPECT_NE(error_of([] { csv("1,2,0\n", {.delimiter = '"'}); }).find("delimiter = '\"'"),
             std::string::npos);
 }
@@ -178,7 +178,7 @@ TEST(Csv, MalformedFilesNameFileLineColumn) {
   EXPECT_EQ(error_of([] { hd::read_csv(data_file("ragged.csv")); }),
             data_file("ragged.csv") + ":3:6: 3 fields, expected 4 (as in the first row)");
   const std::string missing = error_of([] { hd::read_csv(data_file("no-such-file.csv")); });
-  EXPECT_NE(missing.find("path = '"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("path = " + data_file("no-such-file.csv") + ": must be a readable file"), std::string::npos) << missing;
   EXPECT_NE(missing.find("No such file"), std::string::npos) << missing;
 }
 
@@ -238,7 +238,7 @@ TEST(Libsvm, DimensionTrailingBlanksAndEmptyRows) {
             "t.svm:3:1: no feature index in the file: the dimension cannot be inferred (pass it)");
   EXPECT_EQ(error_of([] { libsvm("1 100000:1\n", 0, 1000); }),
             "t.svm: 1 records x 100000 features (largest index, line 1) = more than "
-            "max_values = 1000 values stored densely");
+            "1000 values stored densely (docs/data.md \"Limits\")");
 }
 
 TEST(Libsvm, MalformedInputNamesLineAndColumn) {
@@ -336,10 +336,10 @@ TEST(Idx, ReadsPlainAndGzipUnscaled) {
   two.insert(two.end(), rest.begin(), rest.end());
   EXPECT_EQ(hd::read_idx(two, kLabels).x8, hd::read_idx(kImages, kLabels).x8);
   // float64 and float32 on request: the same values.
-  const auto f64 = hd::read_idx(kImages, kLabels, "img", "lab", hd::default_max_values, hd::FeatureStorage::float64);
+  const auto f64 = hd::read_idx(kImages, kLabels, "img", "lab", {}, hd::FeatureStorage::float64);
   EXPECT_EQ(f64.storage, hd::FeatureStorage::float64);
   EXPECT_EQ(f64.x, (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255}));
-  const auto f32 = hd::read_idx(kImages, kLabels, "img", "lab", hd::default_max_values, hd::FeatureStorage::float32);
+  const auto f32 = hd::read_idx(kImages, kLabels, "img", "lab", {}, hd::FeatureStorage::float32);
   EXPECT_EQ(f32.storage, hd::FeatureStorage::float32);
   EXPECT_EQ(f32.x32, (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255}));
   EXPECT_TRUE(f32.x.empty());
@@ -385,9 +385,10 @@ TEST(Idx, MalformedInputNamesByteOffset) {
   EXPECT_EQ(idx_error(idx(0x0D, {1, 1}, {0x7f, 0xc0, 0, 0}), idx(0x08, {1}, {0})),
             "img: byte 12: value 0 is not finite");
   EXPECT_EQ(idx_error(idx(0x08, {60000, 60000, 60000}, {}), idx(0x08, {60000}, {})),
-            "img: byte 4: record size exceeds max_values = 268435456");
-  EXPECT_EQ(error_of([] { hd::read_idx(kImages, kLabels, "img", "lab", 11); }),
-            "img: byte 4: 3 records x 4 values: more than max_values = 11");
+            "img: byte 12: record size 3600000000: more than 16777216 features (the most hsdp reads; "
+            "docs/data.md \"Limits\")");
+  EXPECT_EQ(error_of([] { hd::read_idx(kImages, kLabels, "img", "lab", {.values = 11}); }),
+            "img: byte 4: 3 records x 4 values: more than 11 values (docs/data.md \"Limits\")");
   EXPECT_EQ(idx_error({}, kLabels),
             "img: byte 0: truncated: the data ends inside the 4-byte magic number");
 }

@@ -303,12 +303,12 @@ TEST(FeatureStorage, TextReadersFloat32) {
   EXPECT_NE(error_of([&] { hd::read_csv(any, "f.csv", o); }).find("feature_storage"), std::string::npos);
 
   std::istringstream svm("+1 1:0.5 3:-2\n-1 2:1e-3\n");
-  const auto s = hd::read_libsvm(svm, "f.svm", 0, hd::default_max_values, hd::FeatureStorage::float32);
+  const auto s = hd::read_libsvm(svm, "f.svm", 0, {}, hd::FeatureStorage::float32);
   EXPECT_EQ(s.storage, hd::FeatureStorage::float32);
   EXPECT_EQ(s.x32, (std::vector<float>{0.5f, 0, -2, 0, 1e-3f, 0}));
   std::istringstream svm_big("+1 1:0.5 3:-2\n-1 2:-1e39\n");
   EXPECT_EQ(error_of([&] {
-              hd::read_libsvm(svm_big, "f.svm", 0, hd::default_max_values, hd::FeatureStorage::float32);
+              hd::read_libsvm(svm_big, "f.svm", 0, {}, hd::FeatureStorage::float32);
             }),
             "f.svm:2:6: value '-1e39' of feature 2 is outside the float32 range (feature storage "
             "float32 holds |values| up to about 3.4e38)");
@@ -343,12 +343,12 @@ TEST(FeatureStorage, IdxUint8OnlyForByteImages) {
   const std::vector<std::uint8_t> labels{0, 0, 0x08, 1, 0, 0, 0, 1, 3};
   EXPECT_EQ(hd::read_idx(images, labels).storage, hd::FeatureStorage::float64);
   try {
-    hd::read_idx(images, labels, "img", "lab", hd::default_max_values, hd::FeatureStorage::uint8);
+    hd::read_idx(images, labels, "img", "lab", {}, hd::FeatureStorage::uint8);
     FAIL();
   } catch (const hsdp::InvalidArgument& e) {
     EXPECT_EQ(e.field(), "feature_storage");
   }
-  const auto f = hd::read_idx(images, labels, "img", "lab", hd::default_max_values, hd::FeatureStorage::float32);
+  const auto f = hd::read_idx(images, labels, "img", "lab", {}, hd::FeatureStorage::float32);
   EXPECT_EQ(f.x32, std::vector<float>{-2});
 }
 

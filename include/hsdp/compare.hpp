@@ -152,20 +152,4 @@ struct CompareRequest {
 /// `hsdp account` builds it, so each row can be reproduced with `hsdp account`.
 CompareSpec compare_spec(const CompareRequest& request);
 
-/// Writes `content` to `path` atomically: a temporary file in the same directory, then
-/// rename. Throws InvalidArgument naming `parameter` when it cannot be written; never leaves
-/// a partial file at `path`.
-void write_file_atomically(const std::string& path, const std::string& content,
-                           std::string_view parameter);
-
-/// One output of a command: where, what, and the flag that named it (for messages).
-struct OutputFile {
-  std::string path;
-  std::string content;
-  std::string parameter;
-};
-/// Several files, all or nothing up to the final renames: every file is first written to a
-/// temporary beside its destination; an error in any of them removes all temporaries.
-void write_files_atomically(const std::vector<OutputFile>& files);
-
 }  // namespace hsdp

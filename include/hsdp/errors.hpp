@@ -35,6 +35,20 @@ struct FieldNames {
 /// analysis's "not applicable" reason, notes), which the CLI and Python print alike.
 void use_field_names(FieldNames errors, FieldNames reports);
 
+/// While alive, the text of results on this thread is spelled as errors are: for a result
+/// whose reason becomes an error message (Python's Analysis.get_epsilon raises ValueError
+/// with the reason an analysis does not apply, which must name keywords, not flags).
+class ReportsSpelledAsErrors {
+ public:
+  ReportsSpelledAsErrors();
+  ~ReportsSpelledAsErrors();
+  ReportsSpelledAsErrors(const ReportsSpelledAsErrors&) = delete;
+  ReportsSpelledAsErrors& operator=(const ReportsSpelledAsErrors&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// A field in the text of a result, spelled by the front end: "needs Laplace noise ({})"
 /// with report_field("noise", "laplace") reads "(--noise laplace)" on the command line.
 std::string report_field(std::string_view field);
@@ -111,6 +125,21 @@ double require_closed(const Param& parameter, double value, double lo, double hi
 /// Integer in [lo, hi].
 std::int64_t require_range(const Param& parameter, std::int64_t value, std::int64_t lo,
                            std::int64_t hi);
+
+/// The unsigned integer written `text` (decimal digits, an optional leading '+'), at most
+/// `hi`; a sign, a fraction, an exponent, other text or a value beyond `hi` is an
+/// InvalidArgument naming `parameter` with the text as given (a seed of -1 must not wrap to
+/// 2^64 - 1, nor 2^64 saturate). The one parse of every unsigned value a user states.
+std::uint64_t parse_unsigned(const Param& parameter, std::string_view text,
+                             std::uint64_t hi = ~std::uint64_t{0});
+
+/// A count computed in floating point from a stated value (T = epochs * n / b): the nearest
+/// integer to `count` when `count` is finite and rounds into [lo, hi]; otherwise an
+/// InvalidArgument naming `parameter` (the field stated), its value `stated`, and `what` (how
+/// the count follows from it). Every real -> count conversion goes through here: converting
+/// out of range is undefined (std::llround turned 1e30 epochs into one step).
+std::int64_t count_from_real(const Param& parameter, double stated, double count, std::int64_t lo,
+                             std::int64_t hi, std::string_view what);
 
 /// The value named `text` among `options`; otherwise InvalidArgument listing the names
 /// ("<parameter> = <text>: must be one of a, b, c").

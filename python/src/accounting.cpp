@@ -4,6 +4,7 @@
 // `hsdp account --json` prints for the same run and query.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <span>
 
 #include "common.hpp"
@@ -49,10 +50,17 @@ AnalysisResult evaluate_named(const PyAnalysis& a, const PyRun& run, const Query
   return a.analysis->evaluate(run.run, q);
 }
 
-AnalysisResult require_applicable(AnalysisResult r) {
-  if (!r.applicable)
-    throw InvalidArgument(fmt::format("{}: not applicable: {}", error_field("analyses", r.name), r.reason));
-  return r;
+// The result, or ValueError with the reason the analysis does not apply, evaluated again with
+// the reason spelled as errors are (keywords: "noise='laplace'", not "--noise laplace").
+AnalysisResult require_applicable(AnalysisResult r, const PyAnalysis& a, const PyRun& run, const Query& q) {
+  if (r.applicable) return r;
+  std::string reason = r.reason;
+  {
+    const ReportsSpelledAsErrors keywords;
+    const AnalysisResult again = evaluate_named(a, run, q);
+    if (!again.applicable) reason = again.reason;
+  }
+  throw InvalidArgument(fmt::format("{}: not applicable to this run: {}", error_field("name", r.name), reason));
 }
 
 py::dict details_dict(const AnalysisResult& r) {
@@ -113,8 +121,8 @@ void bind_accounting(py::module_& m) {
       .def("result", [](const Report& r, const std::string& name) {
         for (const auto& a : r.analyses)
           if (a.name == name) return a;
-        find_analysis(name);  // an unknown name: the library's message with the known names
-        throw InvalidArgument(fmt::format("{}: not in this report", error_field("analyses", name)));
+        find_analysis(name, opt("name"));  // an unknown name: the library's message with the known names
+        throw InvalidArgument(fmt::format("{}: not in this report", error_field("name", name)));
       }, py::arg("name"), "The result of the named analysis.")
       .def_property_readonly("adjacency", [](const Report& r) { return std::string(to_string(r.run.adjacency)); },
                              "The run's adjacency: \"replace\" (one record replaced) or \"remove\" (one added or removed).")
@@ -216,27 +224,30 @@ named `analyses`); inf when none applies.)doc")
       .def(
           "get_epsilon",
           [](const PyAnalysis& a, const PyRun& run, double delta) {
-            return *require_applicable(evaluate_named(a, run, make_query(delta, std::nullopt, {}))).epsilon;
+            const Query q = make_query(delta, std::nullopt, {});
+            return *require_applicable(evaluate_named(a, run, q), a, run, q).epsilon;
           },
           py::arg("run"), py::arg("delta"), "Epsilon at delta (rounded up); ValueError when not applicable.")
       .def(
           "get_delta",
           [](const PyAnalysis& a, const PyRun& run, double epsilon) {
-            return *require_applicable(evaluate_named(a, run, make_query(std::nullopt, epsilon, {}))).delta;
+            const Query q = make_query(std::nullopt, epsilon, {});
+            return *require_applicable(evaluate_named(a, run, q), a, run, q).delta;
           },
           py::arg("run"), py::arg("epsilon"), "Delta at epsilon (rounded up); ValueError when not applicable.")
       .def(
           "rdp",
           [](const PyAnalysis& a, const PyRun& run, double alpha) -> std::optional<double> {
-            const AnalysisResult r =
-                require_applicable(evaluate_named(a, run, make_query(0.5, std::nullopt, {alpha})));
+            if (std::isnan(alpha) || !(alpha > 1.0)) fail(opt("alpha"), alpha, "> 1 (an RDP order)");
+            const Query q = make_query(0.5, std::nullopt, {alpha});
+            const AnalysisResult r = require_applicable(evaluate_named(a, run, q), a, run, q);
             if (r.rdp.empty()) return std::nullopt;
             return r.rdp.front().epsilon;
           },
           py::arg("run"), py::arg("alpha"), "RDP epsilon at order alpha > 1 (None for non-RDP analyses).")
       .def("__repr__", [](const PyAnalysis& a) { return fmt::format("<hsdp.Analysis {}>", a.analysis->name()); });
 
-  m.def("analysis", [](const std::string& name) { return PyAnalysis{find_analysis(name)}; }, py::arg("name"),
+  m.def("analysis", [](const std::string& name) { return PyAnalysis{find_analysis(name, opt("name"))}; }, py::arg("name"),
         "The analysis with this name (ValueError listing the known names otherwise).");
   m.def(
       "analyses",

@@ -3,6 +3,7 @@
 // conversion, and the registration functions of each part of the module.
 #pragma once
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -44,6 +45,27 @@ inline py::object optional_float(const std::optional<double>& v) {
 Query make_query(std::optional<double> delta, std::optional<double> epsilon,
                  const std::vector<double>& alphas);
 
+/// An array argument as float64 (any array-like of booleans, integers or floats); anything else
+/// (complex numbers, whose imaginary part numpy would drop silently; text; objects; ragged
+/// lists) is an InvalidArgument (ValueError) naming the keyword `name`.
+py::array_t<double, py::array::forcecast> numeric_array(py::handle value, const char* name);
+
+/// A numeric array argument (numeric_array) named `Name` in messages, converted when the
+/// call's arguments are read, so that a bad value raises ValueError naming the keyword instead
+/// of pybind11's "incompatible function arguments" TypeError. Its stub type is an ndarray.
+template <const char* Name>
+struct NumericArray {
+  py::array_t<double, py::array::forcecast> array;
+};
+inline constexpr char kFeatures[] = "X";
+inline constexpr char kLabels[] = "y";
+using FeaturesArg = NumericArray<kFeatures>;
+using LabelsArg = NumericArray<kLabels>;
+
+/// An unsigned keyword (a seed, a column index) given as a Python int: the library's
+/// sign-checked parse, so seed=-1 or seed=2**64 is a ValueError naming the keyword.
+std::optional<std::uint64_t> unsigned_keyword(const char* keyword, const std::optional<py::int_>& value);
+
 void bind_run(py::module_& m);
 void bind_accounting(py::module_& m);
 void bind_calibrate(py::module_& m);
@@ -57,3 +79,17 @@ void bind_compare(py::module_& m);
 void install_signatures(py::module_& m);
 
 }  // namespace hsdp::python
+
+namespace pybind11::detail {
+template <const char* Name>
+struct type_caster<hsdp::python::NumericArray<Name>> {
+  PYBIND11_TYPE_CASTER(hsdp::python::NumericArray<Name>, const_name("numpy.ndarray[numpy.float64]"));
+  bool load(handle src, bool) {
+    value.array = hsdp::python::numeric_array(src, Name);  // throws: ValueError naming Name
+    return true;
+  }
+  static handle cast(const hsdp::python::NumericArray<Name>& v, return_value_policy, handle) {
+    return v.array.inc_ref();
+  }
+};
+}  // namespace pybind11::detail

@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/output_files.hpp"
 #include "hsdp/plot.hpp"
 
 namespace hsdp::python {

@@ -75,6 +75,23 @@ FieldNames keyword_names() {
 
 }  // namespace
 
+py::array_t<double, py::array::forcecast> numeric_array(py::handle value, const char* name) {
+  py::array a = py::array::ensure(value);
+  if (!a)
+    fail(opt(name), fmt::format("a {}", std::string(py::str(py::type::handle_of(value).attr("__name__")))),
+         "an array of numbers (n records x d features, or n labels)");
+  const char kind = a.dtype().kind();
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f')
+    fail(opt(name), fmt::format("an array of dtype {}", std::string(py::str(a.dtype()))),
+         "an array of real numbers (bool, int or float; complex numbers, text and objects are not accepted)");
+  return py::array_t<double, py::array::forcecast>::ensure(a);
+}
+
+std::optional<std::uint64_t> unsigned_keyword(const char* keyword, const std::optional<py::int_>& value) {
+  if (!value) return std::nullopt;
+  return parse_unsigned(opt(keyword), std::string(py::repr(*value)));
+}
+
 Query make_query(std::optional<double> delta, std::optional<double> epsilon,
                  const std::vector<double>& alphas) {
   // Mutually exclusive, as the CLI's flags are declared.

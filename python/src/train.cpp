@@ -42,6 +42,8 @@ data::Dataset dataset_from(const Array& X, const Array& y, const char* xname, co
   ds.n = n;
   ds.d = d;
   ds.source = xname;
+  ds.labels_source = yname;  // label messages name y[i]
+  ds.origin_kind = data::Dataset::Origin::row;
   ds.x.resize(n * d);
   const auto xv = X.unchecked<2>();
   const auto yv = y.unchecked<1>();
@@ -111,8 +113,8 @@ py::array_t<double> theta_array(const train::LinearModel& m) {
 
 // Test records prepared as the training records were: labels through the stored mapping,
 // rows scaled to the record norm.
-data::Dataset prepared(const PyTrainResult& r, const Array& X, const Array& y) {
-  data::Dataset ds = dataset_from(X, y, "X", "y");
+data::Dataset prepared(const PyTrainResult& r, const FeaturesArg& X, const LabelsArg& y) {
+  data::Dataset ds = dataset_from(X.array, y.array, "X", "y");
   if (ds.d != r.result.model.d)
     fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
   train::apply_label_mapping(ds, r.label_kind, r.labels);
@@ -153,7 +155,7 @@ train::TrainSpec train_flags(const std::string& model, const std::string& algori
   return f;
 }
 
-PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& model, const std::string& algorithm,
+PyTrainResult train_like_cli(const FeaturesArg& X, const LabelsArg& y, const std::string& model, const std::string& algorithm,
                              double l2, double huber_smoothing, double label_bound, bool bias, double record_norm,
                              const std::string& constraint, std::optional<double> radius, std::optional<std::string> sampling,
                              std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
@@ -162,7 +164,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
                              std::optional<double> sigma, std::optional<double> noise_std,
                              std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
                              std::optional<std::string> release, std::optional<double> clip,
-                             std::optional<std::uint64_t> seed, std::optional<std::string> positive,
+                             std::optional<py::int_> seed, std::optional<std::string> positive,
                              std::vector<double> feature_scale, std::optional<std::vector<std::string>> users,
                              const std::string& feature_storage) {
   // ---- configuration, by the library's translation of the request (TrainSpec::resolve)
@@ -178,11 +180,11 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
     fail(opt("epsilon"), "(missing)",
          fmt::format("a target {} {}, or {}, {} or {}", error_field("epsilon", "E"), error_field("delta", "D"),
                      error_field("sigma"), error_field("noise_std"), error_field("no_noise")));
-  c.seed = seed;
+  c.seed = unsigned_keyword("seed", seed);
   const auto storage = data::parse_feature_storage(feature_storage, opt("feature_storage"));
 
   // ---- data
-  data::Dataset ds = dataset_from(X, y, "X", "y");
+  data::Dataset ds = dataset_from(X.array, y.array, "X", "y");
   if (storage) ds = stored_as(std::move(ds), *storage, "X");
   // federated with several records per user: one id per row of X (user-level adjacency).
   if (users)
@@ -208,7 +210,7 @@ PyTrainResult train_like_cli(const Array& X, const Array& y, const std::string& 
 // (audit::MiaRequest, audit::run_mia). The records are prepared as for hsdp.train (labels
 // mapped, public feature constants, rows scaled to the record norm); the preparation and
 // the 2N trainings run without the GIL. Returns the same JSON document as the command.
-py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string& model,
+py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const std::string& model,
                               const std::string& algorithm, double l2, double huber_smoothing,
                               double label_bound, bool bias, double record_norm,
                               const std::string& constraint, std::optional<double> radius,
@@ -220,7 +222,7 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
                               std::optional<std::string> release,
                               std::optional<double> clip, std::optional<std::string> positive,
                               std::vector<double> feature_scale, std::int64_t trials, double confidence,
-                              std::optional<std::uint64_t> seed, std::optional<std::int64_t> canary_index,
+                              std::optional<py::int_> seed, std::optional<std::int64_t> canary_index,
                               int threads) {
   // The library's request (audit::MiaRequest), checked as `hsdp audit mia` checks it.
   audit::MiaRequest request;
@@ -233,13 +235,13 @@ py::object audit_mia_like_cli(const Array& X, const Array& y, const std::string&
   request.confidence = confidence;
   request.trials = trials;
   request.threads = threads;
-  request.seed = seed;
+  request.seed = unsigned_keyword("seed", seed);
   request.canary_index = canary_index;
   request.positive = std::move(positive);
   request.feature_scale = std::move(feature_scale);
   const audit::MiaSetup setup = request.resolve();
 
-  data::Dataset ds = dataset_from(X, y, "X", "y");
+  data::Dataset ds = dataset_from(X.array, y.array, "X", "y");
   nlohmann::json j;
   {
     py::gil_scoped_release release_gil;
@@ -426,10 +428,10 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         train::ModelFile mf{r.result.model, r.feature_scale, r.record_norm, r.label_kind, r.labels};
         return train::to_json(mf).dump(indent);
       }, py::arg("indent") = 2, "The \"model\" object of the model file `hsdp train` writes.")
-      .def("predict", [](const PyTrainResult& r, const Array& X) {
-        Array y0(X.ndim() == 2 ? X.shape(0) : 0);
+      .def("predict", [](const PyTrainResult& r, const FeaturesArg& X) {
+        Array y0(X.array.ndim() == 2 ? X.array.shape(0) : 0);
         std::fill(y0.mutable_data(), y0.mutable_data() + y0.size(), 0.0);
-        data::Dataset ds = dataset_from(X, y0, "X", "y");
+        data::Dataset ds = dataset_from(X.array, y0, "X", "y");
         if (ds.d != r.result.model.d)
           fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
         if (!r.feature_scale.empty()) data::scale_features(ds, r.feature_scale);
@@ -443,7 +445,7 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         }
         return out;
       }, py::arg("X"), "Predicted labels (+-1 for binary losses, class ids for softmax, scores for squared).")
-      .def("evaluate", [](const PyTrainResult& r, const Array& X, const Array& y) {
+      .def("evaluate", [](const PyTrainResult& r, const FeaturesArg& X, const LabelsArg& y) {
         const data::Dataset ds = prepared(r, X, y);
         return evaluation(train::evaluate(r.result.model, ds));
       }, py::arg("X"), py::arg("y"), "{'loss': mean data loss, 'accuracy': fraction correct or None}.")
@@ -484,9 +486,10 @@ analysis of the same run), and the seeds of every training (reproducible with `s
   m.def(
       "read_csv",
       [](const std::string& path, const std::string& labels, std::optional<std::string> positive,
-         std::optional<std::size_t> label_column) {
+         std::optional<py::int_> label_column) {
         data::CsvOptions co;
-        co.label_column = label_column;
+        if (const auto column = unsigned_keyword("label_column", label_column))
+          co.label_column = static_cast<std::size_t>(*column);
         data::Dataset ds = data::read_csv(path, co);
         const data::LabelKind kind = pick_choice<data::LabelKind>(
             "labels", labels,

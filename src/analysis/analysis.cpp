@@ -74,6 +74,10 @@ std::optional<std::string> Analysis::not_applicable(const Run& run) const {
 }
 
 AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
+  // The query first: an error in it is the caller's, never "not applicable".
+  if (!query.epsilon && !query.delta) throw InvalidArgument("query: give exactly one of epsilon or delta");
+  for (const double alpha : query.alphas)
+    if (std::isnan(alpha) || !(alpha > 1.0)) fail("alpha", alpha, "> 1");
   AnalysisResult r;
   r.name = std::string(name());
   r.citation = std::string(citation());
@@ -82,6 +86,22 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     r.reason = *why;
     return r;
   }
+  try {
+    compute(run, query, r);
+  } catch (const InvalidArgument& e) {
+    // A valid run whose numbers leave the range this analysis computes in (a noise std of
+    // 1e308 over a sensitivity of 1e-10 makes its sigma overflow): no number, and why.
+    AnalysisResult out;
+    out.name = r.name;
+    out.citation = r.citation;
+    out.kind = r.kind;
+    out.reason = fmt::format("the run's numbers are outside the range this analysis computes in ({})", e.what());
+    return out;
+  }
+  return r;
+}
+
+void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) const {
   r.applicable = true;
   r.index = index(run);
   if (query.epsilon) {
@@ -100,7 +120,7 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     if (ld > -std::numeric_limits<double>::infinity() && ld < std::log(kMinNormal))
       r.note = fmt::format("delta = e^{} is below the smallest normal double; reported as {}",
                            show(ld), show(*r.delta));
-  } else if (query.delta) {
+  } else {
     const double eps = epsilon(run, *query.delta);
     if (std::isnan(eps))
       throw std::logic_error(fmt::format("{}: epsilon is NaN at delta = {}", name(), *query.delta));
@@ -108,21 +128,17 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     r.epsilon = kind() != BoundKind::lower ? round_up(eps) : eps;
     if (std::isinf(eps))
       r.note = fmt::format("no finite epsilon (up to 1e4) reaches delta = {}", show(*query.delta));
-  } else {
-    throw InvalidArgument("query: give exactly one of epsilon or delta");
   }
   if (r.note.empty()) r.note = note(run);
   r.details = details(run, query);
   // The RDP curve at the requested orders (RDP analyses only), rounded up.
   for (const double alpha : query.alphas) {
-    if (std::isnan(alpha) || !(alpha > 1.0)) fail("alpha", alpha, "> 1");
     if (auto v = rdp_at(run, alpha)) {
       if (std::isnan(*v))
         throw std::logic_error(fmt::format("{}: RDP is NaN at alpha = {}", name(), alpha));
       r.rdp.push_back({alpha, r.kind != BoundKind::lower ? round_up(*v) : *v});
     }
   }
-  return r;
 }
 
 const std::vector<AnalysisPtr>& all_analyses() {
@@ -140,14 +156,14 @@ const std::vector<AnalysisPtr>& all_analyses() {
   return list;
 }
 
-AnalysisPtr find_analysis(std::string_view name) {
+AnalysisPtr find_analysis(std::string_view name, const Param& parameter) {
   std::string known;
   for (const auto& a : all_analyses()) {
     if (a->name() == name) return a;
     known += known.empty() ? "" : ", ";
     known += a->name();
   }
-  fail(opt("analyses"), name, fmt::format("one of: {}", known));
+  fail(parameter, name, fmt::format("one of: {}", known));
 }
 
 }  // namespace hsdp

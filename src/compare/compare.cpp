@@ -2,16 +2,11 @@
 #include "hsdp/compare.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -400,66 +395,6 @@ svg::LinePlot to_plot(const Comparison& c) {
   for (auto& n : curve_notes(c)) p.notes.push_back(std::move(n));
   for (const auto& n : c.notes) p.notes.push_back(n);
   return p;
-}
-
-namespace {
-
-// Writes `content` to a new temporary file beside `path` and returns its name; throws
-// InvalidArgument naming `parameter` (and removes the temporary) on any failure.
-std::string stage(const std::string& path, const std::string& content, std::string_view parameter) {
-  if (path.empty()) fail(parameter, "(empty)", "a file path");
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / fmt::format(".{}.tmp.XXXXXX", target.filename().string())).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0)
-    fail(parameter, path, fmt::format("a writable path ({} cannot be written: {})", dir.string(),
-                                      std::strerror(errno)));
-  std::size_t written = 0;
-  int error = 0;
-  while (written < content.size()) {
-    const ssize_t w = ::write(fd, content.data() + written, content.size() - written);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      error = errno;
-      break;
-    }
-    written += static_cast<std::size_t>(w);
-  }
-  if (::close(fd) != 0 && error == 0) error = errno;
-  // mkstemp creates 0600; a plot or table is an ordinary file.
-  if (error == 0 && ::chmod(tmpl.c_str(), 0644) != 0) error = errno;
-  if (error != 0) {
-    std::remove(tmpl.c_str());
-    fail(parameter, path, fmt::format("a writable file path ({})", std::strerror(error)));
-  }
-  return tmpl;
-}
-
-}  // namespace
-
-void write_files_atomically(const std::vector<OutputFile>& files) {
-  // Stage every file first: an error in any of them leaves none behind.
-  std::vector<std::string> staged;
-  try {
-    for (const auto& f : files) staged.push_back(stage(f.path, f.content, f.parameter));
-  } catch (...) {
-    for (const auto& t : staged) std::remove(t.c_str());
-    throw;
-  }
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (std::rename(staged[i].c_str(), files[i].path.c_str()) != 0) {
-      const int e = errno;
-      for (std::size_t j = i; j < files.size(); ++j) std::remove(staged[j].c_str());
-      fail(files[i].parameter, files[i].path, fmt::format("a writable file path ({})", std::strerror(e)));
-    }
-  }
-}
-
-void write_file_atomically(const std::string& path, const std::string& content,
-                           std::string_view parameter) {
-  write_files_atomically({{path, content, std::string(parameter)}});
 }
 
 }  // namespace hsdp

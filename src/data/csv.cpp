@@ -143,9 +143,12 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
               fmt::format("{} field(s): a row needs at least one feature and a label", width));
     label = options.label_column.value_or(width - 1);
     if (label >= width)
+      fail(opt("label_column"), std::to_string(label),
+           fmt::format("in [0, {}]: the rows of {} have {} fields ({}:{})", width - 1, name, width, name, at));
+    if (width - 1 > options.limits.features)
       fail_at(name, at, 1,
-              fmt::format("label_column = {}: must be in [0, {}] (rows have {} fields)", label,
-                          width - 1, width));
+              fmt::format("{} features: more than {} (the most hsdp reads; docs/data.md \"Limits\")", width - 1,
+                          options.limits.features));
     expected = width;
   };
 
@@ -212,6 +215,15 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
                                                     header_line)
                                       : "as in the first row"));
     }
+    // The limits, before the record is stored (a gzip of a few kilobytes can hold billions).
+    if (data.n >= options.limits.records)
+      fail_at(name, lineno, 1,
+              fmt::format("more than {} records (the most hsdp reads from one file; docs/data.md \"Limits\")",
+                          options.limits.records));
+    if ((data.n + 1) * (expected - 1) > options.limits.values)
+      fail_at(name, lineno, 1,
+              fmt::format("more than {} feature values ({} records x {} features; docs/data.md \"Limits\")",
+                          options.limits.values, data.n + 1, expected - 1));
     if (declared && !part && data.n == declared_n)
       fail_at(name, lineno, 1,
               fmt::format("more records than the {} declared by the header on line {}",
@@ -263,12 +275,12 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
 }
 
 Dataset read_csv(std::istream& in, const std::string& name, const CsvOptions& options) {
-  auto lines = detail::istream_lines(in, name);
+  auto lines = detail::istream_lines(in, name, options.limits);
   return detail::read_csv_lines(*lines, name, options);
 }
 
 Dataset read_csv(const std::string& path, const CsvOptions& options) {
-  auto lines = detail::open_lines(path);
+  auto lines = detail::open_lines(path, options.limits);
   return detail::read_csv_lines(*lines, path, options);
 }
 

@@ -96,7 +96,19 @@ Dataset Dataset::empty_like(const Dataset& like) {
   out.storage = like.storage;
   out.feature_scale = like.feature_scale;
   out.source = like.source;
+  out.origin_kind = like.origin_kind;
+  out.labels_source = like.labels_source;
   return out;
+}
+
+std::string Dataset::label_place(std::size_t i) const {
+  if (i >= origin.size()) return fmt::format("record {}", i + 1);
+  switch (origin_kind) {
+    case Origin::line: return fmt::format("{}:{}", label_file(), origin[i]);
+    case Origin::item: return fmt::format("{}: item {}", label_file(), origin[i]);
+    case Origin::row: return fmt::format("{}[{}]", label_file(), origin[i]);
+  }
+  return fmt::format("record {}", i + 1);
 }
 
 Dataset as_float64(const Dataset& data) {

@@ -227,35 +227,45 @@ struct Idx {
   }
 };
 
-// The headers of both files, checked against each other; returns d. `part_n`: the records
-// one process stores (checked against max_values).
-std::uint64_t read_headers(Idx& images, Idx& labels, std::size_t max_values,
+// The headers of both files, checked against the limits (before the labels, so that a header
+// promising too much is named as such) and against each other; returns d. `part_n`: the
+// records one process stores (checked against limits.values).
+std::uint64_t read_headers(Idx& images, Idx& labels, const DataLimits& limits,
                            std::uint64_t (*part_n)(std::uint64_t, int, int), int rank, int size) {
   const std::string& images_name = images.name;
   const std::string& labels_name = labels.name;
+  const std::uint64_t max_values = limits.values;
   images.read_header();
-  labels.read_header();
   if (images.dims.size() < 2)
     fail_at_byte(images_name, 3,
                  "1 dimension: an images file needs at least 2 (records x features)");
-  if (labels.dims.size() != 1)
-    fail_at_byte(labels_name, 3,
-                 fmt::format("{} dimensions: a labels file has exactly 1", labels.dims.size()));
   const std::uint64_t n = images.dims[0];
-  if (labels.dims[0] != n)
-    fail_at_byte(labels_name, 4,
-                 fmt::format("{} labels, but {} has {} records", labels.dims[0], images_name, n));
+  if (n > limits.records)
+    fail_at_byte(images_name, 4,
+                 fmt::format("{} records: more than {} (the most hsdp reads from one file; docs/data.md "
+                             "\"Limits\")",
+                             n, limits.records));
   std::uint64_t d = 1;
   for (std::size_t k = 1; k < images.dims.size(); ++k) {
-    if (images.dims[k] > max_values / d)
-      fail_at_byte(images_name, 4, fmt::format("record size exceeds max_values = {}", max_values));
+    if (images.dims[k] > limits.features / d)
+      fail_at_byte(images_name, 4 + 4 * k,
+                   fmt::format("record size {}: more than {} features (the most hsdp reads; docs/data.md "
+                               "\"Limits\")",
+                               images.dims[k] * d, limits.features));
     d *= images.dims[k];
   }
   const std::uint64_t stored = part_n(n, rank, size);
-  if (stored > max_values / d)
+  if (d > max_values || stored > max_values / d)
     fail_at_byte(images_name, 4,
-                 fmt::format("{} records x {} values: more than max_values = {}", stored, d,
+                 fmt::format("{} records x {} values: more than {} values (docs/data.md \"Limits\")", stored, d,
                              max_values));
+  labels.read_header();
+  if (labels.dims.size() != 1)
+    fail_at_byte(labels_name, 3,
+                 fmt::format("{} dimensions: a labels file has exactly 1", labels.dims.size()));
+  if (labels.dims[0] != n)
+    fail_at_byte(labels_name, 4,
+                 fmt::format("{} labels, but {} has {} records", labels.dims[0], images_name, n));
   return d;
 }
 
@@ -269,19 +279,21 @@ std::uint64_t part_records(std::uint64_t n, int rank, int size) {
 
 Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
              const std::string& images_name, const std::string& labels_name,
-             std::size_t max_values, std::optional<FeatureStorage> storage) {
-  if (max_values == 0) fail("max_values", "0", "at least 1");
+             const DataLimits& limits, std::optional<FeatureStorage> storage) {
+  if (limits.values == 0) fail("max_values", "0", "at least 1");
   Idx images;
   images.name = images_name;
   images.source = &images_src;
   Idx labels;
   labels.name = labels_name;
   labels.source = &labels_src;
-  const std::uint64_t d = read_headers(images, labels, max_values, all_records, 0, 1);
+  const std::uint64_t d = read_headers(images, labels, limits, all_records, 0, 1);
   const std::uint64_t n = images.dims[0];
 
   Dataset data;
   data.source = images_name;
+  data.labels_source = labels_name;
+  data.origin_kind = Dataset::Origin::item;
   data.n = static_cast<std::size_t>(n);
   data.d = static_cast<std::size_t>(d);
   images.store(data, n * d, 0, n * d, storage);
@@ -302,9 +314,9 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
 }  // namespace
 
 Dataset detail::read_idx_records(const std::string& images_path, const std::string& labels_path,
-                                 std::size_t max_values, int rank, int size,
+                                 const DataLimits& limits, int rank, int size,
                                  std::optional<FeatureStorage> storage) {
-  if (max_values == 0) fail("max_values", "0", "at least 1");
+  if (limits.values == 0) fail("max_values", "0", "at least 1");
   auto images_src = detail::open_bytes(images_path);
   auto labels_src = detail::open_bytes(labels_path);
   Idx images;
@@ -313,12 +325,14 @@ Dataset detail::read_idx_records(const std::string& images_path, const std::stri
   Idx labels;
   labels.name = labels_path;
   labels.source = labels_src.get();
-  const std::uint64_t d = read_headers(images, labels, max_values, part_records, rank, size);
+  const std::uint64_t d = read_headers(images, labels, limits, part_records, rank, size);
   const std::uint64_t n = images.dims[0];
   const std::uint64_t first = first_record(n, rank, size);
   const std::uint64_t last = first_record(n, rank + 1, size);
   Dataset data;
   data.source = images_path;
+  data.labels_source = labels_path;
+  data.origin_kind = Dataset::Origin::item;
   data.n = static_cast<std::size_t>(last - first);
   data.d = static_cast<std::size_t>(d);
   images.store(data, n * d, first * d, last * d, storage);
@@ -335,18 +349,18 @@ Dataset detail::read_idx_records(const std::string& images_path, const std::stri
 }
 
 Dataset read_idx(const std::string& images_path, const std::string& labels_path,
-                 std::size_t max_values, std::optional<FeatureStorage> storage) {
+                 const DataLimits& limits, std::optional<FeatureStorage> storage) {
   auto images = detail::open_bytes(images_path);
   auto labels = detail::open_bytes(labels_path);
-  return read(*images, *labels, images_path, labels_path, max_values, storage);
+  return read(*images, *labels, images_path, labels_path, limits, storage);
 }
 
 Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
                  const std::string& images_name, const std::string& labels_name,
-                 std::size_t max_values, std::optional<FeatureStorage> storage) {
+                 const DataLimits& limits, std::optional<FeatureStorage> storage) {
   auto i = detail::memory_bytes(images, images_name);
   auto l = detail::memory_bytes(labels, labels_name);
-  return read(*i, *l, images_name, labels_name, max_values, storage);
+  return read(*i, *l, images_name, labels_name, limits, storage);
 }
 
 }  // namespace hsdp::data

@@ -1,6 +1,7 @@
 #include "io.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -82,7 +83,13 @@ class FileInput final : public RawInput {
   explicit FileInput(const std::string& path) : path_(path) {
     file_ = std::fopen(path.c_str(), "rb");
     if (file_ == nullptr)
-      fail("path", quoted(path), fmt::format("a readable file ({})", std::strerror(errno)));
+      fail("path", path, fmt::format("a readable file ({})", std::strerror(errno)));
+    // fopen opens a directory; its first read would fail with a message naming no field.
+    struct stat st {};
+    if (::fstat(::fileno(file_), &st) == 0 && S_ISDIR(st.st_mode)) {
+      std::fclose(file_);
+      fail("path", path, "a readable file (it is a directory)");
+    }
   }
   FileInput(const FileInput&) = delete;
   FileInput& operator=(const FileInput&) = delete;
@@ -223,10 +230,32 @@ class Decoder final : public ByteSource {
   z_stream stream_{};
 };
 
+// The checks every line of text gets (LineSource): line `lineno` of `name` is complete, its
+// terminator removed.
+void check_line(std::string_view name, std::size_t lineno, std::string_view line) {
+  if (const auto cr = line.find('\r'); cr != std::string_view::npos)
+    fail_at(name, lineno, cr + 1,
+            "a carriage return inside the line: lines must end with \\n or \\r\\n (convert a file "
+            "with CR-only line ends, as classic Mac OS wrote them, first)");
+}
+
+[[noreturn]] void fail_nul(std::string_view name, std::size_t lineno, std::size_t column) {
+  fail_at(name, lineno, column,
+          fmt::format("a NUL byte: not a text file (binary IDX files are read with {})", error_field("format", "idx")));
+}
+
+[[noreturn]] void fail_long_line(std::string_view name, std::size_t lineno, std::uint64_t limit) {
+  fail_at(name, lineno, 1,
+          fmt::format("a line longer than {} bytes (the longest line hsdp reads; docs/data.md \"Limits\")", limit));
+}
+
+constexpr std::string_view kBom = "\xef\xbb\xbf";
+
 class ByteLines final : public LineSource {
  public:
-  explicit ByteLines(std::unique_ptr<ByteSource> bytes)
-      : bytes_(std::move(bytes)), buffer_(1 << 16) {}
+  ByteLines(std::unique_ptr<ByteSource> bytes, std::string name, std::size_t first_line, const DataLimits& limits)
+      : bytes_(std::move(bytes)), name_(std::move(name)), buffer_(1 << 16), lineno_(first_line),
+        bom_(first_line == 1), limits_(limits) {}
 
   bool next(std::string& line) override {
     line.clear();
@@ -235,48 +264,77 @@ class ByteLines final : public LineSource {
       if (pos_ == len_) {
         len_ = bytes_->read(buffer_.data(), buffer_.size());
         pos_ = 0;
-        if (len_ == 0) return any && finish(line);
+        total_ += len_;
+        if (total_ > limits_.file_bytes)
+          throw InvalidArgument(fmt::format(
+              "{}: more than {} bytes of data (the largest file hsdp reads; docs/data.md \"Limits\")", name_,
+              limits_.file_bytes));
+        if (bom_) {  // only the very start of the file may hold a byte-order mark
+          bom_ = false;
+          if (len_ >= kBom.size() && std::memcmp(buffer_.data(), kBom.data(), kBom.size()) == 0) pos_ = kBom.size();
+        }
+        if (len_ == 0 || pos_ == len_) {
+          if (len_ == 0) return any && finish(line);
+          continue;
+        }
       }
       any = true;
       const auto* start = reinterpret_cast<const char*>(buffer_.data() + pos_);
       const auto* nl = static_cast<const char*>(std::memchr(start, '\n', len_ - pos_));
-      if (nl == nullptr) {
-        line.append(start, len_ - pos_);
-        pos_ = len_;
-        continue;
-      }
-      line.append(start, static_cast<std::size_t>(nl - start));
-      pos_ += static_cast<std::size_t>(nl - start) + 1;
+      const auto take = static_cast<std::size_t>(nl ? nl - start : static_cast<std::ptrdiff_t>(len_ - pos_));
+      // Checked before the bytes are kept: a binary file or an endless line fails at once.
+      if (const void* nul = std::memchr(start, '\0', take))
+        fail_nul(name_, lineno_, line.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - start) + 1);
+      if (line.size() + take > limits_.line_bytes) fail_long_line(name_, lineno_, limits_.line_bytes);
+      line.append(start, take);
+      pos_ += take;
+      if (nl == nullptr) continue;
+      ++pos_;  // the newline
       return finish(line);
     }
   }
 
  private:
-  static bool finish(std::string& line) {
+  bool finish(std::string& line) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    check_line(name_, lineno_, line);
+    ++lineno_;
     return true;
   }
   std::unique_ptr<ByteSource> bytes_;
+  std::string name_;
   std::vector<std::uint8_t> buffer_;
   std::size_t pos_ = 0;
   std::size_t len_ = 0;
+  std::size_t lineno_;
+  bool bom_;
+  std::uint64_t total_ = 0;
+  DataLimits limits_;
 };
 
 class StreamLines final : public LineSource {
  public:
-  StreamLines(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
+  StreamLines(std::istream& in, std::string name, const DataLimits& limits)
+      : in_(in), name_(std::move(name)), limits_(limits) {}
   bool next(std::string& line) override {
     if (!std::getline(in_, line)) {
       if (in_.bad()) throw InvalidArgument(fmt::format("{}: read error", name_));
       return false;
     }
+    if (lineno_ == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
+    if (line.size() > limits_.line_bytes) fail_long_line(name_, lineno_, limits_.line_bytes);
+    if (const auto nul = line.find('\0'); nul != std::string::npos) fail_nul(name_, lineno_, nul + 1);
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    check_line(name_, lineno_, line);
+    ++lineno_;
     return true;
   }
 
  private:
   std::istream& in_;
   std::string name_;
+  std::size_t lineno_ = 1;
+  DataLimits limits_;
 };
 
 }  // namespace
@@ -301,16 +359,17 @@ std::size_t LimitedBytes::read(std::uint8_t* out, std::size_t size) {
   return got;
 }
 
-std::unique_ptr<LineSource> byte_lines(std::unique_ptr<ByteSource> bytes) {
-  return std::make_unique<ByteLines>(std::move(bytes));
+std::unique_ptr<LineSource> byte_lines(std::unique_ptr<ByteSource> bytes, const std::string& name,
+                                       std::size_t first_line, const DataLimits& limits) {
+  return std::make_unique<ByteLines>(std::move(bytes), name, first_line, limits);
 }
 
-std::unique_ptr<LineSource> open_lines(const std::string& path) {
-  return std::make_unique<ByteLines>(open_bytes(path));
+std::unique_ptr<LineSource> open_lines(const std::string& path, const DataLimits& limits) {
+  return std::make_unique<ByteLines>(open_bytes(path), path, 1, limits);
 }
 
-std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name) {
-  return std::make_unique<StreamLines>(in, name);
+std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name, const DataLimits& limits) {
+  return std::make_unique<StreamLines>(in, name, limits);
 }
 
 std::unique_ptr<ByteSource> open_bytes(const std::string& path) {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hsdp/data/readers.hpp"
+
 namespace hsdp::data::detail {
 
 /// Throws hsdp::InvalidArgument("<name>:<line>:<column>: <what>").
@@ -29,7 +31,13 @@ std::string quoted(std::string_view token);
 bool parse_finite(std::string_view text, double& value, std::string* why = nullptr);
 
 /// Lines of a text stream with the terminator ("\n" or "\r\n") removed. The text after
-/// the last newline is a line if it is not empty, as with std::getline.
+/// the last newline is a line if it is not empty, as with std::getline. Every text reader
+/// reads through one, so the checks of text are made once, here: a UTF-8 byte-order mark at
+/// the start of the file is dropped (it is not part of the first field); a NUL byte (a
+/// binary file) or a carriage return inside a line (CR-only line ends) is an error naming
+/// <name>:<line>:<column>; a line longer than limits.line_bytes or a file longer than
+/// limits.file_bytes (decompressed) is an error before it is held. Lines are numbered from
+/// `first_line` (a source that starts inside a file, data/shard.hpp).
 class LineSource {
  public:
   virtual ~LineSource() = default;
@@ -38,8 +46,9 @@ class LineSource {
 };
 
 /// Reads `path` (plain or gzip, detected from its content) in chunks, never whole.
-std::unique_ptr<LineSource> open_lines(const std::string& path);
-std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name);
+std::unique_ptr<LineSource> open_lines(const std::string& path, const DataLimits& limits = {});
+std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name,
+                                          const DataLimits& limits = {});
 
 /// Bytes of a binary stream, decompressed on the fly when it is gzip.
 class ByteSource {
@@ -65,9 +74,14 @@ class LimitedBytes final : public ByteSource {
   std::uint64_t left_;
 };
 
-/// Lines of a byte source (as open_lines reads them).
-std::unique_ptr<LineSource> byte_lines(std::unique_ptr<ByteSource> bytes);
+/// Lines of a byte source (as open_lines reads them), named `name` in messages and numbered
+/// from first_line (a byte-order mark is dropped only when first_line = 1).
+std::unique_ptr<LineSource> byte_lines(std::unique_ptr<ByteSource> bytes, const std::string& name,
+                                       std::size_t first_line = 1, const DataLimits& limits = {});
 
+/// The bytes of `path`. A path that cannot be opened, or names a directory, is an
+/// InvalidArgument on the field "path" (value: the path as given), which callers rename to
+/// the field that named the file.
 std::unique_ptr<ByteSource> open_bytes(const std::string& path);
 /// `bytes` must outlive the source.
 std::unique_ptr<ByteSource> memory_bytes(std::span<const std::uint8_t> bytes,

@@ -110,19 +110,16 @@ void map_labels(Dataset& data, LabelKind kind, std::optional<std::string> positi
   require_raw_labels(data);
   const bool binary = kind == LabelKind::plus_minus_one || kind == LabelKind::zero_one;
   if (positive && !binary)
-    fail("positive", detail::quoted(*positive), "unset unless the label kind is binary");
+    fail(opt("positive"), detail::quoted(*positive), "unset unless the label kind is binary");
 
   std::vector<double> y(data.n);
   LabelMapping mapping;
   if (kind == LabelKind::real) {
     for (std::size_t i = 0; i < data.n; ++i) {
       std::string why;
-      if (!detail::parse_finite(data.raw_labels[i], y[i], &why)) {
-        const std::size_t where = i < data.origin.size() ? data.origin[i] : i + 1;
-        throw InvalidArgument(fmt::format(
-            "{}:{}: label {} is {}: real-valued labels must be finite numbers", data.source,
-            where, detail::quoted(data.raw_labels[i]), why));
-      }
+      if (!detail::parse_finite(data.raw_labels[i], y[i], &why))
+        throw InvalidArgument(fmt::format("{}: label {} is {}: real-valued labels must be finite numbers",
+                                          data.label_place(i), detail::quoted(data.raw_labels[i]), why));
     }
   } else {
     const Distinct labels = distinct(data);
@@ -130,10 +127,10 @@ void map_labels(Dataset& data, LabelKind kind, std::optional<std::string> positi
     if (binary && k != 2)
       fail("labels", list(labels.text),
            fmt::format("exactly 2 distinct labels for a binary mapping (found {} in {})", k,
-                       data.source));
+                       data.label_file()));
     if (!binary && k < 2)
       fail("labels", list(labels.text),
-           fmt::format("at least 2 distinct labels for classes (in {})", data.source));
+           fmt::format("at least 2 distinct labels for classes (in {})", data.label_file()));
     std::vector<double> value(k);
     if (binary) {
       // Without a stated positive label, the larger one is positive (sorted last).
@@ -141,7 +138,7 @@ void map_labels(Dataset& data, LabelKind kind, std::optional<std::string> positi
       if (positive) {
         const auto found = find(labels, *positive);
         if (!found)
-          fail("positive", detail::quoted(*positive),
+          fail(opt("positive"), detail::quoted(*positive),
                fmt::format("one of the labels {}", list(labels.text)));
         pos = *found;
       }
@@ -223,7 +220,7 @@ void map_labels(Dataset& part, LabelKind kind, std::optional<std::string> positi
          fmt::format("n = {} (one raw label per record)", part.n));
   if (kind == LabelKind::real) {
     if (part.n > 0) return map_labels(part, kind, std::move(positive));
-    if (positive) fail("positive", detail::quoted(*positive), "unset unless the label kind is binary");
+    if (positive) fail(opt("positive"), detail::quoted(*positive), "unset unless the label kind is binary");
     part.y.clear();
     part.labels = {};
     return;
@@ -264,16 +261,17 @@ Dataset select_classes(const Dataset& part, const std::vector<std::string>& raw_
 
 Dataset select_classes(const Dataset& data, const std::vector<std::string>& raw_labels) {
   require_raw_labels(data);
-  if (raw_labels.empty()) fail("raw_labels", "{}", "at least one label to select");
+  // The labels to keep are what a request states as `classes` (`--classes 0 6`).
+  if (raw_labels.empty()) fail(opt("classes"), "{}", "at least one label to select");
   const Distinct labels = distinct(data);
   std::vector<bool> keep(labels.text.size(), false);
   for (const auto& label : raw_labels) {
     const auto found = find(labels, label);
     if (!found)
-      fail("raw_labels", detail::quoted(label),
-           fmt::format("labels present in {}: {}", data.source, list(labels.text)));
+      fail(opt("classes"), detail::quoted(label),
+           fmt::format("labels present in {}: {}", data.label_file(), list(labels.text)));
     if (keep[*found])
-      fail("raw_labels", detail::quoted(label), "listed once (it is repeated)");
+      fail(opt("classes"), detail::quoted(label), "listed once (it is repeated)");
     keep[*found] = true;
   }
   Dataset out = Dataset::empty_like(data);

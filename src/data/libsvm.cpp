@@ -22,7 +22,8 @@ bool blank(char c) { return c == ' ' || c == '\t'; }
 }  // namespace
 
 Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std::size_t dimension,
-                                 std::size_t first_line, SparseRows& rows, FeatureStorage storage) {
+                                 std::size_t first_line, SparseRows& rows, FeatureStorage storage,
+                                 const DataLimits& limits) {
   if (storage == FeatureStorage::uint8)
     fail(opt("feature_storage"), "uint8", "float64 or float32 for a LIBSVM file (uint8 is for IDX images)");
   Dataset data;
@@ -55,6 +56,10 @@ Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std
 
     const auto [label, label_column] = token();
     if (label.empty()) fail_at(name, lineno, 1, "empty line (every line must be a record)");
+    if (data.n >= limits.records)
+      fail_at(name, lineno, 1,
+              fmt::format("more than {} records (the most hsdp reads from one file; docs/data.md \"Limits\")",
+                          limits.records));
     if (label.find(':') != std::string_view::npos)
       fail_at(name, lineno, label_column,
               fmt::format("expected a label before the features, found {}", quoted(label)));
@@ -92,6 +97,14 @@ Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std
       if (dimension != 0 && idx > dimension)
         fail_at(name, lineno, column,
                 fmt::format("feature index {}: must be at most dimension = {}", idx, dimension));
+      if (idx > limits.features)
+        fail_at(name, lineno, column,
+                fmt::format("feature index {}: more than {} features (the most hsdp reads; docs/data.md "
+                            "\"Limits\")",
+                            idx, limits.features));
+      if (index.size() >= limits.values)
+        fail_at(name, lineno, column,
+                fmt::format("more than {} feature values (docs/data.md \"Limits\")", limits.values));
       double v = 0;
       std::string why;
       if (!detail::parse_finite(val_text, v, &why))
@@ -139,10 +152,11 @@ void detail::densify(Dataset& data, const SparseRows& rows, std::size_t d, Featu
 namespace {
 
 Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dimension,
-             std::size_t max_values, FeatureStorage storage) {
+             const DataLimits& limits, FeatureStorage storage) {
+  const std::uint64_t max_values = limits.values;
   if (max_values == 0) fail("max_values", "0", "at least 1");
   detail::SparseRows rows;
-  Dataset data = detail::read_libsvm_rows(lines, name, dimension, 1, rows, storage);
+  Dataset data = detail::read_libsvm_rows(lines, name, dimension, 1, rows, storage, limits);
   const std::size_t lineno = rows.lines;
   const std::uint64_t max_index = rows.max_index;
   const std::uint64_t max_index_line = rows.max_index_line;
@@ -153,7 +167,7 @@ Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dim
   const std::uint64_t d = dimension != 0 ? dimension : max_index;
   if (d > max_values || data.n > max_values / d)
     throw InvalidArgument(fmt::format(
-        "{}: {} records x {} features{} = more than max_values = {} values stored densely",
+        "{}: {} records x {} features{} = more than {} values stored densely (docs/data.md \"Limits\")",
         name, data.n, d,
         dimension != 0 ? "" : fmt::format(" (largest index, line {})", max_index_line),
         max_values));
@@ -164,15 +178,15 @@ Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dim
 }  // namespace
 
 Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension,
-                    std::size_t max_values, FeatureStorage storage) {
-  auto lines = detail::istream_lines(in, name);
-  return read(*lines, name, dimension, max_values, storage);
+                    const DataLimits& limits, FeatureStorage storage) {
+  auto lines = detail::istream_lines(in, name, limits);
+  return read(*lines, name, dimension, limits, storage);
 }
 
-Dataset read_libsvm(const std::string& path, std::size_t dimension, std::size_t max_values,
+Dataset read_libsvm(const std::string& path, std::size_t dimension, const DataLimits& limits,
                     FeatureStorage storage) {
-  auto lines = detail::open_lines(path);
-  return read(*lines, path, dimension, max_values, storage);
+  auto lines = detail::open_lines(path, limits);
+  return read(*lines, path, dimension, limits, storage);
 }
 
 }  // namespace hsdp::data

@@ -39,7 +39,7 @@ struct SparseRows {
 /// Reads LIBSVM lines numbered from first_line; the Dataset has n, labels, origin (no x, d).
 Dataset read_libsvm_rows(LineSource& lines, const std::string& name, std::size_t dimension,
                          std::size_t first_line, SparseRows& rows,
-                         FeatureStorage storage = FeatureStorage::float64);
+                         FeatureStorage storage = FeatureStorage::float64, const DataLimits& limits = {});
 /// Stores the rows densely with d features, as float64 or float32 (`storage`).
 void densify(Dataset& data, const SparseRows& rows, std::size_t d,
              FeatureStorage storage = FeatureStorage::float64);
@@ -47,7 +47,11 @@ void densify(Dataset& data, const SparseRows& rows, std::size_t d,
 /// IDX records [first, last) of the files (every record's bytes are checked for truncation
 /// and trailing data as when reading all); origin holds the item indices.
 Dataset read_idx_records(const std::string& images_path, const std::string& labels_path,
-                         std::size_t max_values, int rank, int size,
+                         const DataLimits& limits, int rank, int size,
                          std::optional<FeatureStorage> storage = std::nullopt);
+
+/// Rethrows `e`; an error opening a file (field "path") renamed to the field of `source` that
+/// named that file (path_field or labels_field).
+[[noreturn]] void name_path_error(const InvalidArgument& e, const DataSource& source);
 
 }  // namespace hsdp::data::detail

@@ -60,6 +60,23 @@ struct SplitMix64 {
   }
 };
 
+// Scales one record from norm `norm` > R until its norm, computed by norm_of(), is at most R.
+// scale(t) multiplies the record by t in (0, 1); nudge() moves it one ulp towards 0. The first
+// factor is R / norm; rounding can leave the norm a few ulps above R. A few one-ulp nudges (the
+// smallest change) settle a short record; a long one can be ~d ulps above (a sum of d squares
+// rounds), and a pass per ulp was quadratic in d (4 records of 10^6 features never finished),
+// so after kNudges passes each factor is R / norm shortened by 2^k ulps, k = 0, 1, 2, ...:
+// O(log d) passes.
+template <typename NormOf, typename Scale, typename Nudge>
+void shrink_to_norm(double R, double norm, NormOf&& norm_of, Scale&& scale, Nudge&& nudge) {
+  constexpr int kNudges = 4;
+  scale(R / norm);
+  for (int k = -kNudges; (norm = norm_of()) > R; ++k) {
+    if (k < 0) nudge();
+    else scale(R / norm * (1.0 - std::ldexp(1.0, std::min(k, 52) - 53)));
+  }
+}
+
 Dataset subset(const Dataset& data, const std::vector<std::size_t>& rows) {
   Dataset out = Dataset::empty_like(data);
   out.n = rows.size();
@@ -92,26 +109,30 @@ Preprocessing scale_rows_to_norm(Dataset& data, double R) {
       const double norm = norm2(row.data(), data.d);
       if (norm > R) {
         double& r = data.row_scale[i];
-        r *= R / norm;
-        data.effective_row(i, row.data());
-        while (norm2(row.data(), data.d) > R) {
-          r = std::nextafter(r, 0.0);
-          data.effective_row(i, row.data());
-        }
+        shrink_to_norm(
+            R, norm,
+            [&] {
+              data.effective_row(i, row.data());
+              return norm2(row.data(), data.d);
+            },
+            [&](double t) { r *= t; }, [&] { r = std::nextafter(r, 0.0); });
       }
     }
   }
   for (std::size_t i = 0; i < data.n && !data.compact(); ++i) {
     double* row = data.row(i);
     const double norm = norm2(row, data.d);
-    if (norm > R) {
-      const double factor = R / norm;
-      for (std::size_t j = 0; j < data.d; ++j) row[j] *= factor;
-      // Rounding can leave the norm an ulp above R; the bound must hold exactly, since
-      // the analyses rely on ||x|| <= R (e.g. for the Lipschitz constant of the loss).
-      while (norm2(row, data.d) > R)
-        for (std::size_t j = 0; j < data.d; ++j) row[j] = std::nextafter(row[j], 0.0);
-    }
+    // Rounding can leave the norm an ulp above R; the bound must hold exactly, since the
+    // analyses rely on ||x|| <= R (e.g. for the Lipschitz constant of the loss).
+    if (norm > R)
+      shrink_to_norm(
+          R, norm, [&] { return norm2(row, data.d); },
+          [&](double t) {
+            for (std::size_t j = 0; j < data.d; ++j) row[j] *= t;
+          },
+          [&] {
+            for (std::size_t j = 0; j < data.d; ++j) row[j] = std::nextafter(row[j], 0.0);
+          });
   }
   return {fmt::format("every record scaled to L2 norm <= R = {} (x_i <- x_i * min(1, R / "
                       "||x_i||)); record-local, so it does not leak privacy",
@@ -187,7 +208,7 @@ Preprocessing standardize_from_data(Dataset& data) {
 
 std::pair<Dataset, Dataset> train_test_split(const Dataset& data, double test_fraction,
                                              std::uint64_t seed) {
-  require_open("test_fraction", test_fraction, 0.0, 1.0);
+  require_open(opt("test_fraction"), test_fraction, 0.0, 1.0);
   require_shape(data);
   // Each part keeps file order, so a split is easy to inspect and compare.
   const std::vector<bool> is_test = test_records(data.n, test_fraction, seed);
@@ -197,10 +218,12 @@ std::pair<Dataset, Dataset> train_test_split(const Dataset& data, double test_fr
 }
 
 std::vector<bool> test_records(std::size_t n, double test_fraction, std::uint64_t seed) {
-  require_open("test_fraction", test_fraction, 0.0, 1.0);
-  const auto n_test = static_cast<std::size_t>(std::llround(test_fraction * static_cast<double>(n)));
+  require_open(opt("test_fraction"), test_fraction, 0.0, 1.0);
+  const auto n_test = static_cast<std::size_t>(count_from_real(opt("test_fraction"), test_fraction,
+                                                               test_fraction * static_cast<double>(n), 0,
+                                                               std::int64_t{1} << 53, "round(test_fraction * n)"));
   if (n_test == 0 || n_test >= n)
-    fail("test_fraction", test_fraction,
+    fail(opt("test_fraction"), test_fraction,
          fmt::format("such that both parts are non-empty: round(test_fraction * n) in [1, {}] "
                      "with n = {}",
                      n == 0 ? 0 : n - 1, n));

@@ -73,13 +73,16 @@ class Scanner {
   std::uint64_t pos_ = 0;
 };
 
-// The lines of [range.begin, range.end) of the (decompressed) bytes of `path`.
+// The lines of [range.begin, range.end) of the (decompressed) bytes of `path`, the first one
+// being line `first_line` of the file.
 std::unique_ptr<detail::LineSource> range_lines(const std::string& path, const LineRange& range,
+                                                std::size_t first_line,
                                                 std::unique_ptr<detail::ByteSource>& holder) {
   holder = detail::open_bytes(path);
   if (holder->skip(range.begin) < range.begin)
     throw InvalidArgument(fmt::format("{}: the file changed while it was read (shorter than {} bytes)", path, range.begin));
-  return detail::byte_lines(std::make_unique<detail::LimitedBytes>(*holder, range.end - range.begin));
+  return detail::byte_lines(std::make_unique<detail::LimitedBytes>(*holder, range.end - range.begin), path,
+                            range.begin == 0 ? 1 : first_line);
 }
 
 // The first line of the file (its layout), if there is one.
@@ -151,7 +154,21 @@ LineRange locate_lines(const std::string& path, int rank, int size) {
   return range;
 }
 
+namespace {
+Part read_part_of(const DataSource& source, const Collectives& world);
+}  // namespace
+
 Part read_part(const DataSource& source, const Collectives& world) {
+  try {
+    return read_part_of(source, world);
+  } catch (const InvalidArgument& e) {
+    detail::name_path_error(e, source);
+  }
+}
+
+namespace {
+
+Part read_part_of(const DataSource& source, const Collectives& world) {
   check_world(world);
   Part part;
   part.rank = world.rank;
@@ -159,7 +176,7 @@ Part read_part(const DataSource& source, const Collectives& world) {
     if (!source.labels_path)
       fail(opt(source.labels_field), "(missing)",
            fmt::format("the IDX labels file for {}", error_field("format", "idx")));
-    part.data = detail::read_idx_records(source.path, *source.labels_path, default_max_values,
+    part.data = detail::read_idx_records(source.path, *source.labels_path, source.limits,
                                          world.rank, world.size, source.storage);
     part.offsets = gather_offsets(part.data.n, world);
     return part;
@@ -179,13 +196,14 @@ Part read_part(const DataSource& source, const Collectives& world) {
   const std::uint64_t before = std::accumulate(lines.begin(), lines.begin() + world.rank, std::uint64_t{0});
   const std::uint64_t total_lines = sum_of(lines);
   std::unique_ptr<detail::ByteSource> holder;
-  auto own = range_lines(source.path, range, holder);
+  auto own = range_lines(source.path, range, static_cast<std::size_t>(before) + 1, holder);
   const std::string& name = source.path;
 
   if (source.format == "csv") {
     CsvOptions options;
     options.label_column = source.label_column;
     options.storage = text_storage;
+    options.limits = source.limits;
     detail::CsvPart info;
     info.first_line = static_cast<std::size_t>(before) + 1;
     info.owns_line_one = range.begin == 0 && range.end > 0;
@@ -213,7 +231,7 @@ Part read_part(const DataSource& source, const Collectives& world) {
   // LIBSVM: d is the largest index of all parts unless stated.
   detail::SparseRows rows;
   part.data = detail::read_libsvm_rows(*own, name, source.dimension, static_cast<std::size_t>(before) + 1, rows,
-                                       text_storage);
+                                       text_storage, source.limits);
   part.offsets = gather_offsets(part.data.n, world);
   const std::vector<std::uint64_t> largest = world.allgather(rows.max_index);
   const std::uint64_t max_index = *std::max_element(largest.begin(), largest.end());
@@ -222,14 +240,16 @@ Part read_part(const DataSource& source, const Collectives& world) {
     fail_at(name, static_cast<std::size_t>(total_lines) + 1, 1,
             "no feature index in the file: the dimension cannot be inferred (pass it)");
   const std::uint64_t d = source.dimension != 0 ? source.dimension : max_index;
-  if (d > default_max_values || part.data.n > default_max_values / d)
+  if (d > source.limits.values || part.data.n > source.limits.values / d)
     throw InvalidArgument(fmt::format(
-        "{}: {} records x {} features = more than max_values = {} values stored densely by "
-        "process {}",
-        name, part.data.n, d, default_max_values, world.rank));
+        "{}: {} records x {} features = more than {} values stored densely by process {} (docs/data.md "
+        "\"Limits\")",
+        name, part.data.n, d, source.limits.values, world.rank));
   detail::densify(part.data, rows, static_cast<std::size_t>(d), text_storage);
   return part;
 }
+
+}  // namespace
 
 std::vector<std::string> gather_labels(const Dataset& part, const Collectives& world) {
   // Labels are single-line text: one per line.

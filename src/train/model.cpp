@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/limits.hpp"
 
 namespace hsdp::train {
 
@@ -188,15 +189,40 @@ LossConstants derive_constants(const LossSpec& loss, double feature_norm, bool b
   if (c.l2 > 0)
     c.derivation += fmt::format("; l2 lambda = {} adds to beta (total {}) and is the strong convexity",
                                 show(c.l2), show(c.smoothness()));
+  // The step size 1/beta, the noise and every analysis are computed from these constants:
+  // they must be finite, with 1/beta a normal number (a record norm of 1e200 made beta = inf,
+  // hence eta = 0). The message names the stated field that made them overflow.
+  const double beta = c.smoothness();
+  const bool lipschitz_ok = !c.lipschitz_data || std::isfinite(*c.lipschitz_data);
+  if (!std::isfinite(beta) || !(1.0 / beta >= std::numeric_limits<double>::min()) || !lipschitz_ok) {
+    const std::string why = fmt::format("small enough that the loss's constants are finite, with 1/beta a "
+                                        "normal number (here {})",
+                                        c.derivation);
+    constexpr double tiny = std::numeric_limits<double>::min();
+    if (!std::isfinite(R2 / 4)) fail(opt("record_norm"), feature_norm, why);
+    if (loss.kind == LossKind::huber && !std::isfinite(c.smoothness_data))
+      fail(opt("huber_smoothing"), loss.huber_smoothing, why);
+    if (!(1.0 / c.smoothness_data >= tiny)) fail(opt("record_norm"), feature_norm, why);
+    if (!(1.0 / beta >= tiny)) fail(opt("l2"), loss.l2, why);
+    fail(opt("radius"), constraint.radius, why);  // the squared loss's L = R (R r + Y)
+  }
   return c;
 }
 
 LinearModel LinearModel::zeros(const LossSpec& loss, std::size_t d, bool bias) {
+  // The limits of docs/data.md, before the weights are allocated (a model file can state any
+  // shape; the readers and the label mapping check them first, naming the file).
+  if (d > limits::features) fail("features", std::to_string(d), fmt::format("at most {}", limits::features));
+  if (loss.kind == LossKind::softmax && (loss.classes < 2 || loss.classes > limits::classes))
+    fail("classes", std::to_string(loss.classes), fmt::format("in [2, {}] for the softmax loss", limits::classes));
   LinearModel m;
   m.loss = loss;
   m.d = d;
   m.bias = bias;
   m.outputs = loss.kind == LossKind::softmax ? loss.classes : 1;
+  if (m.parameters() > limits::parameters)
+    fail("parameters", fmt::format("{} x {}", m.outputs, m.features()),
+         fmt::format("at most {} (outputs x features; docs/data.md \"Limits\")", limits::parameters));
   m.theta.assign(m.parameters(), 0.0);
   return m;
 }

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +16,8 @@
 #include <sstream>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/limits.hpp"
+#include "hsdp/output_files.hpp"
 
 namespace hsdp::train {
 
@@ -43,48 +47,179 @@ nlohmann::json to_json(const ModelFile& f) {
   return j;
 }
 
-ModelFile model_from_json(const nlohmann::json& doc, const std::string& name) {
-  auto bad = [&](const std::string& field, const std::string& what) -> void {
-    fail(fmt::format("{}: model.{}", name, field), what, "as written by hsdp train");
-  };
-  if (!doc.is_object() || doc.value("format", "") != "hsdp-model" || !doc.contains("model"))
-    fail(name, "(not an hsdp model file)", "a JSON file written by hsdp train (\"format\": \"hsdp-model\")");
-  const auto& j = doc["model"];
-  ModelFile f;
-  try {
-    LossSpec loss;
-    loss.kind = parse_loss(j.at("loss").get<std::string>(), name + ": model.loss");
-    loss.l2 = j.value("l2", 0.0);
-    if (j.contains("huber_smoothing")) loss.huber_smoothing = j["huber_smoothing"].get<double>();
-    if (j.contains("label_bound")) loss.label_bound = j["label_bound"].get<double>();
-    if (j.contains("classes")) loss.classes = j["classes"].get<std::size_t>();
-    const auto d = j.at("features").get<std::size_t>();
-    const bool bias = j.at("bias").get<bool>();
-    f.model = LinearModel::zeros(loss, d, bias);
-    const auto& w = j.at("weights");
-    const auto& b = j.at("intercept");
-    if (!w.is_array() || w.size() != f.model.outputs) bad("weights", "wrong number of rows");
-    if (!b.is_array() || b.size() != f.model.outputs) bad("intercept", "wrong length");
-    const std::size_t p = f.model.features();
-    for (std::size_t k = 0; k < f.model.outputs; ++k) {
-      const auto row = w[k].get<std::vector<double>>();
-      if (row.size() != d) bad("weights", fmt::format("row {} has {} values, not {}", k, row.size(), d));
-      std::copy(row.begin(), row.end(), f.model.theta.begin() + static_cast<std::ptrdiff_t>(k * p));
-      if (bias) f.model.theta[k * p + d] = b[k].get<double>();
-    }
-    f.record_norm = j.at("record_norm").get<double>();
-    if (j.contains("feature_scale")) {
-      f.feature_scale = j["feature_scale"].get<std::vector<double>>();
-      if (f.feature_scale.size() != d) bad("feature_scale", "not one value per feature");
-    }
-    const auto& l = j.at("labels");
-    f.label_kind = l.at("kind").get<std::string>();
-    f.labels.raw = l.at("raw").get<std::vector<std::string>>();
-    f.labels.mapped = l.at("mapped").get<std::vector<double>>();
-    if (f.labels.raw.size() != f.labels.mapped.size()) bad("labels", "raw and mapped differ in length");
-  } catch (const nlohmann::json::exception& e) {
-    fail(name, fmt::format("(malformed model: {})", e.what()), "a JSON file written by hsdp train");
+namespace {
+
+using nlohmann::json;
+
+// The model file's schema, version 1 (docs/training.md "The model file"): every field checked
+// for its type and range before anything is allocated, errors naming "<file>: model.<field>"
+// with the value found (a model file is user input: it may be edited, truncated, or hostile).
+class Schema {
+ public:
+  Schema(const json& object, const std::string& name, std::string prefix = "model.")
+      : j_(object), name_(name), prefix_(std::move(prefix)) {}
+
+  [[noreturn]] void bad(std::string_view field, const std::string& value, std::string_view range) const {
+    fail(fmt::format("{}: {}{}", name_, prefix_, field), value, range);
   }
+  static std::string shown(const json& v) {
+    const std::string text = v.dump();
+    return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+  }
+  const json& at(std::string_view field) const {
+    const auto it = j_.find(field);
+    if (it == j_.end()) bad(field, "(missing)", "present in a model file written by hsdp train");
+    return *it;
+  }
+  bool has(std::string_view field) const { return j_.contains(field); }
+
+  std::string text(std::string_view field) const {
+    const json& v = at(field);
+    if (!v.is_string()) bad(field, shown(v), "a string");
+    return v.get<std::string>();
+  }
+  bool flag(std::string_view field) const {
+    const json& v = at(field);
+    if (!v.is_boolean()) bad(field, shown(v), "true or false");
+    return v.get<bool>();
+  }
+  // An integer in [lo, hi], compared before any conversion (-1 must not become 2^64 - 1).
+  std::uint64_t count(std::string_view field, std::uint64_t lo, std::uint64_t hi) const {
+    return count_of(at(field), field, lo, hi);
+  }
+  std::uint64_t count_of(const json& v, std::string_view field, std::uint64_t lo, std::uint64_t hi) const {
+    const std::string range = lo == hi ? fmt::format("{} (for this loss)", lo) : fmt::format("an integer in [{}, {}]", lo, hi);
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() >= lo && v.get<std::uint64_t>() <= hi)
+      return v.get<std::uint64_t>();
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(v.get<std::int64_t>()) >= lo &&
+        static_cast<std::uint64_t>(v.get<std::int64_t>()) <= hi)
+      return static_cast<std::uint64_t>(v.get<std::int64_t>());
+    bad(field, shown(v), range);
+  }
+  double number(const json& v, std::string_view field) const {
+    if (!v.is_number()) bad(field, shown(v), "a finite number");
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) bad(field, shown(v), "a finite number");
+    return x;
+  }
+  double number(std::string_view field) const { return number(at(field), field); }
+  // An array of `size` finite numbers.
+  std::vector<double> numbers(const json& v, std::string_view field, std::size_t size) const {
+    if (!v.is_array()) bad(field, shown(v), fmt::format("an array of {} numbers", size));
+    if (v.size() != size) bad(field, fmt::format("{} values", v.size()), fmt::format("{} values", size));
+    std::vector<double> out(size);
+    for (std::size_t k = 0; k < size; ++k) out[k] = number(v[k], fmt::format("{}[{}]", field, k));
+    return out;
+  }
+
+ private:
+  const json& j_;
+  const std::string& name_;
+  std::string prefix_;
+};
+
+// The keys a version 1 model object may have.
+constexpr std::array<std::string_view, 13> kModelKeys{"loss",   "features",    "bias",          "outputs", "weights",
+                                                      "intercept", "feature_scale", "record_norm", "l2",
+                                                      "huber_smoothing", "label_bound", "classes", "labels"};
+
+}  // namespace
+
+ModelFile model_from_json(const nlohmann::json& doc, const std::string& name) {
+  if (!doc.is_object() || !doc.contains("format"))
+    fail(opt("model_file"), name, "a model file written by hsdp train (a JSON object with \"format\": \"hsdp-model\")");
+  if (doc["format"] != "hsdp-model")
+    fail(fmt::format("{}: format", name), Schema::shown(doc["format"]), "\"hsdp-model\" (a model file written by hsdp train)");
+  // The version this hsdp reads: a file of another version is refused, never half-understood.
+  constexpr std::int64_t kVersion = 1;
+  const auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer() || version->get<std::int64_t>() != kVersion)
+    fail(fmt::format("{}: version", name), version == doc.end() ? std::string("(missing)") : Schema::shown(*version),
+         fmt::format("{} (the model file version this hsdp reads)", kVersion));
+  if (!doc.contains("model") || !doc["model"].is_object())
+    fail(fmt::format("{}: model", name), doc.contains("model") ? Schema::shown(doc["model"]) : "(missing)",
+         "an object (the model's weights and how its records were prepared)");
+  const json& j = doc["model"];
+  const Schema m(j, name);
+  for (const auto& [key, value] : j.items())
+    if (std::find(kModelKeys.begin(), kModelKeys.end(), key) == kModelKeys.end())
+      m.bad(key, Schema::shown(value), fmt::format("absent (not a field of a version {} model)", kVersion));
+
+  ModelFile f;
+  LossSpec loss;
+  loss.kind = parse_loss(m.text("loss"), fmt::format("{}: model.loss", name));
+  const std::uint64_t d = m.count("features", 1, limits::features);
+  const bool bias = m.flag("bias");
+  if (loss.kind == LossKind::softmax) {
+    loss.classes = m.count("classes", 2, limits::classes);
+  } else if (m.has("classes")) {
+    m.bad("classes", Schema::shown(j["classes"]), "absent unless the loss is softmax");
+  }
+  const std::uint64_t outputs = loss.kind == LossKind::softmax ? loss.classes : 1;
+  m.count("outputs", outputs, outputs);  // the loss's: 1, or one per class
+  if (outputs * (d + (bias ? 1 : 0)) > limits::parameters)
+    m.bad("features", std::to_string(d),
+          fmt::format("such that the model has at most {} parameters (it would have {} x {}; docs/data.md "
+                      "\"Limits\")",
+                      limits::parameters, outputs, d + (bias ? 1 : 0)));
+  loss.l2 = m.has("l2") ? m.number("l2") : 0.0;
+  if (loss.l2 < 0) m.bad("l2", show(loss.l2), ">= 0");
+  if (loss.kind == LossKind::huber) {
+    loss.huber_smoothing = m.number("huber_smoothing");
+    if (!(loss.huber_smoothing > 0)) m.bad("huber_smoothing", show(loss.huber_smoothing), "> 0");
+  }
+  if (loss.kind == LossKind::squared) {
+    loss.label_bound = m.number("label_bound");
+    if (!(loss.label_bound > 0)) m.bad("label_bound", show(loss.label_bound), "> 0");
+  }
+  f.record_norm = m.number("record_norm");
+  if (!(f.record_norm > 0)) m.bad("record_norm", show(f.record_norm), "finite and > 0");
+
+  // The weights: `outputs` rows of d numbers, and an intercept per output.
+  const json& w = m.at("weights");
+  if (!w.is_array() || w.size() != outputs)
+    m.bad("weights", w.is_array() ? fmt::format("{} rows", w.size()) : Schema::shown(w),
+          fmt::format("an array of {} rows (one per output)", outputs));
+  const std::vector<double> intercept = m.numbers(m.at("intercept"), "intercept", outputs);
+  f.model = LinearModel::zeros(loss, d, bias);
+  const std::size_t p = f.model.features();
+  for (std::size_t k = 0; k < outputs; ++k) {
+    const std::vector<double> row = m.numbers(w[k], fmt::format("weights[{}]", k), d);
+    std::copy(row.begin(), row.end(), f.model.theta.begin() + static_cast<std::ptrdiff_t>(k * p));
+    if (bias) f.model.theta[k * p + d] = intercept[k];
+  }
+  if (m.has("feature_scale")) f.feature_scale = m.numbers(j["feature_scale"], "feature_scale", d);
+
+  // The label mapping: the kind the loss reads, raw labels distinct, mapped values the kind's.
+  const json& l = m.at("labels");
+  if (!l.is_object()) m.bad("labels", Schema::shown(l), "an object {\"kind\", \"raw\", \"mapped\"}");
+  const Schema labels(l, name, "model.labels.");
+  const std::string expected(data::to_string(label_kind(loss.kind)));
+  f.label_kind = labels.text("kind");
+  if (f.label_kind != expected)
+    labels.bad("kind", Schema::shown(l["kind"]), fmt::format("\"{}\" for the {} loss", expected, to_string(loss.kind)));
+  const json& raw = labels.at("raw");
+  if (!raw.is_array()) labels.bad("raw", Schema::shown(raw), "an array of label texts");
+  for (std::size_t k = 0; k < raw.size(); ++k) {
+    if (!raw[k].is_string()) labels.bad(fmt::format("raw[{}]", k), Schema::shown(raw[k]), "a string (a label as written in the data)");
+    f.labels.raw.push_back(raw[k].get<std::string>());
+  }
+  f.labels.mapped = labels.numbers(labels.at("mapped"), "mapped", f.labels.raw.size());
+  for (std::size_t a = 0; a < f.labels.raw.size(); ++a)
+    for (std::size_t b = 0; b < a; ++b)
+      if (f.labels.raw[a] == f.labels.raw[b])
+        labels.bad("raw", Schema::shown(raw), fmt::format("distinct labels ({} is repeated)", Schema::shown(raw[a])));
+  std::vector<double> wanted;  // the mapped values of the kind, as a set
+  if (f.label_kind == "plus-minus-one") wanted = {-1.0, 1.0};
+  if (f.label_kind == "classes")
+    for (std::size_t c = 0; c < loss.classes; ++c) wanted.push_back(static_cast<double>(c));
+  std::vector<double> mapped = f.labels.mapped;
+  std::sort(mapped.begin(), mapped.end());
+  if (mapped != wanted)
+    labels.bad("mapped", Schema::shown(labels.at("mapped")),
+          f.label_kind == "plus-minus-one" ? std::string("-1 and +1, one label each")
+          : f.label_kind == "classes"      ? fmt::format("the class ids 0..{}, one label each", loss.classes - 1)
+                                           : std::string("empty (real labels are not mapped)"));
   return f;
 }
 
@@ -101,7 +236,7 @@ void apply_label_mapping(data::Dataset& data, std::string_view kind, const data:
                          std::size_t first) {
   data.y.resize(data.n);
   auto where = [&](std::size_t i) {
-    if (i < data.origin.size()) return fmt::format("label of record {} ({}:{})", first + i + 1, data.source, data.origin[i]);
+    if (i < data.origin.size()) return fmt::format("label of record {} ({})", first + i + 1, data.label_place(i));
     return fmt::format("label of record {}", first + i + 1);
   };
   if (data.raw_labels.size() != data.n)
@@ -128,39 +263,35 @@ void apply_label_mapping(data::Dataset& data, std::string_view kind, const data:
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+  // Checked before it is read: a directory, and a file beyond the size limit (a JSON parser
+  // holds ~10x the text in memory).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    fail(opt("model_file"), path, fmt::format("a readable file ({})", std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) fail(opt("model_file"), path, "a readable file (it is a directory)");
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > limits::model_file_bytes)
+    fail(opt("model_file"), path,
+         fmt::format("a model file of at most {} bytes (it has {}; docs/data.md \"Limits\")", limits::model_file_bytes,
+                     static_cast<std::uint64_t>(st.st_size)));
+  std::ifstream in(path, std::ios::binary);
   if (!in) fail(opt("model_file"), path, "a readable file");
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {  // a pipe has no size: capped as read
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limits::model_file_bytes)
+      fail(opt("model_file"), path,
+           fmt::format("a model file of at most {} bytes (docs/data.md \"Limits\")", limits::model_file_bytes));
+  }
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);  // a UTF-8 byte-order mark is skipped by the parser
   } catch (const nlohmann::json::exception& e) {
     fail(opt("model_file"), path, fmt::format("valid JSON ({})", e.what()));
   }
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::json& document) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / (target.filename().string() + ".tmp.XXXXXX")).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) fail(opt("output"), path, fmt::format("a writable location ({})", std::strerror(errno)));
-  // mkstemp creates the file 0600; a model file is an ordinary output (0644 less umask).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  const std::string text = document.dump(2) + "\n";
-  bool ok = true;
-  std::size_t off = 0;
-  while (ok && off < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
-    if (w <= 0) ok = false; else off += static_cast<std::size_t>(w);
-  }
-  ok = (::fsync(fd) == 0) && ok;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok || std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    std::remove(tmpl.c_str());
-    fail(opt("output"), path, "a writable location (writing or renaming the file failed)");
-  }
+  write_file_atomically(path, document.dump(2) + "\n", "output");
 }
 
 }  // namespace hsdp::train

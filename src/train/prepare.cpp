@@ -6,14 +6,30 @@
 #include <cmath>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/limits.hpp"
 
 namespace hsdp::train {
+
+namespace {
+
+// The softmax loss has one output per class: at most limits::classes (docs/data.md "Limits"),
+// checked before the model is allocated.
+void set_classes(TrainConfig& config, const data::Dataset& data) {
+  if (config.loss.kind != LossKind::softmax) return;
+  const std::size_t k = data.labels.raw.size();
+  if (k > limits::classes)
+    fail("labels", fmt::format("{} distinct labels in {}", k, data.label_file()),
+         fmt::format("at most {} classes for the softmax loss (docs/data.md \"Limits\")", limits::classes));
+  config.loss.classes = k;
+}
+
+}  // namespace
 
 data::LabelKind map_labels_for(data::Dataset& data, TrainConfig& config,
                                const std::optional<std::string>& positive) {
   const data::LabelKind kind = label_kind(config.loss.kind);
   data::map_labels(data, kind, positive);
-  if (config.loss.kind == LossKind::softmax) config.loss.classes = data.labels.raw.size();
+  set_classes(config, data);
   return kind;
 }
 
@@ -31,6 +47,12 @@ Preparation prepare(data::Dataset& data, const TrainConfig& config,
     if (feature_scale.size() != 1 && feature_scale.size() != data.d)
       fail(opt("feature_scale"), fmt::format("{} values", feature_scale.size()),
            fmt::format("one value, or one per feature (d = {})", data.d));
+    for (std::size_t j = 0; j < feature_scale.size(); ++j)
+      if (!std::isfinite(feature_scale[j]))
+        fail(opt("feature_scale"), feature_scale[j],
+             feature_scale.size() == 1 ? "a finite number"
+                                       : fmt::format("finite numbers (value {} of {} is not)", j + 1,
+                                                     feature_scale.size()));
     p.feature_scale =
         feature_scale.size() == 1 ? std::vector<double>(data.d, feature_scale[0]) : feature_scale;
     p.description = data::scale_features(data, p.feature_scale).description + "; ";
@@ -108,7 +130,7 @@ data::LabelKind map_labels_for(data::Part& part, TrainConfig& config,
   std::vector<std::string> universe;
   if (kind != data::LabelKind::real) universe = data::gather_labels(part.data, world);
   data::map_labels(part.data, kind, positive, universe);
-  if (config.loss.kind == LossKind::softmax) config.loss.classes = part.data.labels.raw.size();
+  set_classes(config, part.data);
   return kind;
 }
 

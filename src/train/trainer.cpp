@@ -13,6 +13,7 @@
 
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/limits.hpp"
 #include "hsdp/train/planner.hpp"
 #include "sampler.hpp"
 
@@ -35,7 +36,7 @@ struct Plan {
 };
 
 Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
-  constexpr std::int64_t kMaxSteps = std::int64_t{1} << 40;
+  constexpr std::int64_t kMaxSteps = limits::steps;
   require_range("n", n, 1, std::int64_t{1} << 53);
   c.constraint.validate();
   require_positive(opt("record_norm"), c.record_norm);
@@ -59,16 +60,21 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
       p.sampling = c.sampling;
       p.batch = c.sampling == Sampling::full ? n : batch_in_range();
       if (!c.steps) require_positive(opt("epochs"), c.epochs);
+      // The step limit applies to epochs too: T = epochs n / b, checked before it is converted.
       p.steps = c.steps ? *c.steps
-                        : std::max<std::int64_t>(1, std::llround(c.epochs * static_cast<double>(n) /
-                                                                 static_cast<double>(p.batch)));
+                        : std::max<std::int64_t>(
+                              1, count_from_real(opt("epochs"), c.epochs,
+                                                 c.epochs * static_cast<double>(n) / static_cast<double>(p.batch), 0,
+                                                 kMaxSteps, fmt::format("T = epochs n / b (n = {}, b = {})", n, p.batch)));
       explicit_steps(kMaxSteps, "any");
       break;
     case Algorithm::noisy_gd:
       p.sampling = Sampling::full;
       p.batch = n;
       if (!c.steps) require_positive(opt("epochs"), c.epochs);
-      p.steps = c.steps ? *c.steps : std::max<std::int64_t>(1, std::llround(c.epochs));
+      p.steps = c.steps ? *c.steps
+                        : std::max<std::int64_t>(1, count_from_real(opt("epochs"), c.epochs, c.epochs, 0, kMaxSteps,
+                                                                     "T = epochs"));
       explicit_steps(kMaxSteps, "any");
       break;
     case Algorithm::pnsgd:

@@ -116,7 +116,7 @@ TEST(FederatedCli, BadUsersFileExitsTwoNamingTheLine) {
   EXPECT_NE(l.err.find(longf + ":41"), std::string::npos) << l.err;
   const auto missing = run_cli(base_args(f) + " --users " + f.users + ".nonexistent");
   EXPECT_EQ(missing.status, 2) << missing.err;
-  EXPECT_EQ(missing.err.rfind("hsdp: error: --users = '", 0), 0u) << missing.err;
+  EXPECT_EQ(missing.err.rfind("hsdp: error: --users = " + f.users + ".nonexistent: must be a readable file", 0), 0u) << missing.err;
   EXPECT_NE(missing.err.find("must be a readable file"), std::string::npos) << missing.err;
   EXPECT_EQ(s.out + b.out + l.out + missing.out, "");
   for (const auto& p : {shortf, blank, longf}) std::filesystem::remove(p);

@@ -106,16 +106,23 @@ class Analysis {
   /// Extra named values for this query (closed forms, utility bounds). Default none.
   virtual std::vector<Detail> details(const Run&, const Query&) const { return {}; }
 
-  /// check + compute + conservative rounding, packaged as a result.
+  /// check + compute + conservative rounding, packaged as a result. A run that passes
+  /// check() but whose numbers leave the range the analysis computes in (an InvalidArgument
+  /// from inside it) is "not applicable" with that reason: never a number, never an error
+  /// naming an internal parameter. An invalid query throws InvalidArgument.
   AnalysisResult evaluate(const Run& run, const Query& query) const;
+
+ private:
+  void compute(const Run& run, const Query& query, AnalysisResult& result) const;
 };
 
 using AnalysisPtr = std::shared_ptr<const Analysis>;
 
 /// Every analysis hsdp knows, in report order.
 const std::vector<AnalysisPtr>& all_analyses();
-/// The analysis with this name, or throws InvalidArgument listing the known names.
-AnalysisPtr find_analysis(std::string_view name);
+/// The analysis with this name, or throws InvalidArgument naming `parameter` (the field that
+/// stated the name) and listing the known names.
+AnalysisPtr find_analysis(std::string_view name, const Param& parameter = opt("analyses"));
 
 /// Rounds a reported epsilon or delta up: multiplies by (1 + 1e-9), which covers the
 /// relative evaluation error of the special functions (<= 1e-10), then rounds up to

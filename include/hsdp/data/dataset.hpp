@@ -50,8 +50,13 @@ struct Dataset {
   /// map_labels() turns this text into numbers explicitly.
   std::vector<std::string> raw_labels;
   /// Where each record came from: its 1-based line (CSV, LIBSVM) or 0-based item index
-  /// (IDX), so later errors about a record can name it.
+  /// (IDX, rows of an array), so later errors about a record can name it (label_place).
   std::vector<std::size_t> origin;
+  /// What `origin` counts: lines of a text file, items of an IDX file, rows of an array.
+  enum class Origin { line, item, row };
+  Origin origin_kind = Origin::line;
+  /// Where the labels came from when not from `source`: an IDX labels file, Python's y.
+  std::string labels_source;
   /// The user each record belongs to (federated training with several records per user,
   /// docs/distributed.md "Federated training"); any text. Empty: every record is its own user.
   /// Like `origin`, it follows the records through class selection and the train/test split.
@@ -83,8 +88,13 @@ struct Dataset {
   /// feature_scale) as a new last record: the stored values and, for compact storage, r_i.
   /// Does not touch n, y, labels or origin.
   void append_features_of(const Dataset& from, std::size_t i);
-  /// An empty dataset with the d, storage, feature_scale and source of `like`.
+  /// An empty dataset with the d, storage, feature_scale and sources of `like`.
   static Dataset empty_like(const Dataset& like);
+  /// The file (or array) the labels came from: labels_source, else source.
+  const std::string& label_file() const { return labels_source.empty() ? source : labels_source; }
+  /// Where the label of record i is, as a user finds it: "data.csv:12" (file:line),
+  /// "labels.idx: item 3", "y[3]"; "record i + 1" when its origin is unknown.
+  std::string label_place(std::size_t i) const;
 
  private:
   [[noreturn]] static void compact_row_error();

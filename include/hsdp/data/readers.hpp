@@ -24,13 +24,28 @@
 
 #include "hsdp/data/dataset.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/limits.hpp"
 
 namespace hsdp::data {
 
 // ---------------------------------------------------------------------------------------
 // Readers. Paths may name plain or gzip-compressed files (detected by the gzip magic
 // bytes, not by the name). CSV and LIBSVM are read line by line (streaming); features are
-// float64 and must be finite.
+// float64 and must be finite. Text (CSV, LIBSVM, users files) may start with a UTF-8
+// byte-order mark, which is not part of the first line; a NUL byte or a carriage return
+// inside a line is an error naming file:line:column.
+
+/// The largest input a reader accepts (docs/data.md "Limits"; the defaults are those of
+/// hsdp/limits.hpp). Each is checked before anything of that size is stored: exceeding one
+/// is an InvalidArgument naming the file (with the line, or the byte of an IDX header) and
+/// the limit. Smaller values serve tests and callers with less memory.
+struct DataLimits {
+  std::uint64_t records = limits::records;        ///< n
+  std::uint64_t features = limits::features;      ///< d (LIBSVM: the largest index)
+  std::uint64_t values = limits::values;          ///< n * d stored densely
+  std::uint64_t line_bytes = limits::line_bytes;  ///< one line of text
+  std::uint64_t file_bytes = limits::file_bytes;  ///< the whole file, decompressed
+};
 
 struct CsvOptions {
   /// auto_detect: the first line (after skip_lines) is a header when one of its feature
@@ -49,27 +64,26 @@ struct CsvOptions {
   /// float64 (default) or float32 (a value float32 cannot hold finitely is an error naming
   /// file:line:column); uint8 is an error naming feature_storage.
   FeatureStorage storage = FeatureStorage::float64;
+  DataLimits limits = {};
 };
 
 Dataset read_csv(const std::string& path, const CsvOptions& options = {});
 /// `name` is used in messages and as Dataset::source.
 Dataset read_csv(std::istream& in, const std::string& name, const CsvOptions& options = {});
 
-/// The most values (n * d) a reader stores densely: 2^28 float64 = 2 GiB.
-inline constexpr std::size_t default_max_values = std::size_t{1} << 28;
+/// The most values (n * d) a reader stores densely: 2^28 float64 = 2 GiB (DataLimits::values).
+inline constexpr std::size_t default_max_values = limits::values;
 
 /// LIBSVM / svmlight: "<label> <index>:<value> ..." with 1-based, strictly increasing
 /// indices, an optional "# comment" at the end of a line, and whole-line "#" comments.
 /// dimension = 0: d is the largest index seen; otherwise d = dimension and a larger index is
-/// an error. Stored densely; n * d > max_values is an error (a sparse file can name a huge
-/// index in a few bytes).
+/// an error. Stored densely; an index beyond limits.features and n * d > limits.values are
+/// errors (a sparse file can name a huge index in a few bytes).
 /// storage: float64 or float32 (as CsvOptions::storage).
-Dataset read_libsvm(const std::string& path, std::size_t dimension = 0,
-                    std::size_t max_values = default_max_values,
+Dataset read_libsvm(const std::string& path, std::size_t dimension = 0, const DataLimits& limits = {},
                     FeatureStorage storage = FeatureStorage::float64);
 Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension = 0,
-                    std::size_t max_values = default_max_values,
-                    FeatureStorage storage = FeatureStorage::float64);
+                    const DataLimits& limits = {}, FeatureStorage storage = FeatureStorage::float64);
 
 /// IDX (the MNIST / Fashion-MNIST format), plain or gzipped: an images file of shape
 /// n x d1 x ... (any IDX element type) and a labels file of shape n. Pixels are returned
@@ -78,16 +92,15 @@ Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimen
 /// storage: nullopt (auto) keeps unsigned-byte images (type 0x08, as MNIST) as uint8 and
 /// reads every other element type as float64; uint8 for another element type is an error
 /// naming feature_storage; float32 rounds (a value outside the float32 range is an error).
-/// A header declaring more than max_values values is an error before anything is stored.
+/// A header declaring more records, features or values than `limits` is an error before
+/// anything is stored (an IDX header can promise any size in 16 bytes).
 Dataset read_idx(const std::string& images_path, const std::string& labels_path,
-                 std::size_t max_values = default_max_values,
-                 std::optional<FeatureStorage> storage = std::nullopt);
+                 const DataLimits& limits = {}, std::optional<FeatureStorage> storage = std::nullopt);
 /// The same from bytes in memory (plain or gzipped), for tests and fuzzers.
 Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
                  const std::string& images_name = "images",
                  const std::string& labels_name = "labels",
-                 std::size_t max_values = default_max_values,
-                 std::optional<FeatureStorage> storage = std::nullopt);
+                 const DataLimits& limits = {}, std::optional<FeatureStorage> storage = std::nullopt);
 
 /// "auto" -> nullopt, "float64" | "float32" | "uint8" -> that storage; anything else throws
 /// InvalidArgument naming `parameter` and the allowed values.
@@ -105,9 +118,12 @@ struct DataSource {
   /// How the features are held (nullopt: auto = uint8 for unsigned-byte IDX images, float64
   /// otherwise); uint8 for a text format is an error naming feature_storage.
   std::optional<FeatureStorage> storage;
+  std::string path_field = "data";           ///< the field naming path, for messages
+  DataLimits limits = {};
 };
 /// Reads `source` with the reader of its format. Throws InvalidArgument naming `format`
-/// for an unknown format, the labels field when an IDX file comes without its labels.
+/// for an unknown format, the labels field when an IDX file comes without its labels (or a
+/// labels file with another format), the path's field when a file cannot be opened.
 Dataset read(const DataSource& source);
 
 // ---------------------------------------------------------------------------------------

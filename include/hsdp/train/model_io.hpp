@@ -31,7 +31,11 @@ struct ModelFile {
 
 /// The "model" object of the file.
 nlohmann::json to_json(const ModelFile& file);
-/// Parses the "model" object of a file's document; throws InvalidArgument naming the field.
+/// Parses the "model" object of a file's document after checking the document against the
+/// schema of its version (this hsdp reads version 1; any other is refused): every field's
+/// type and range, the shape of the weights, the label mapping the loss reads, and the
+/// limits (docs/data.md "Limits") before anything is allocated. Throws InvalidArgument
+/// naming "<name>: model.<field>" and the value found.
 ModelFile model_from_json(const nlohmann::json& document, const std::string& name);
 
 /// Fills data.y from data.raw_labels with a stored mapping: kind "real" parses each label
@@ -42,10 +46,11 @@ ModelFile model_from_json(const nlohmann::json& document, const std::string& nam
 void apply_label_mapping(data::Dataset& data, std::string_view kind, const data::LabelMapping& mapping,
                          std::size_t first = 0);
 
-/// Reads a model file; throws InvalidArgument for a missing, unreadable or malformed file.
+/// Reads a model file; throws InvalidArgument naming model_file for a missing, unreadable,
+/// malformed file, a directory, or a file beyond limits::model_file_bytes.
 nlohmann::json read_json_file(const std::string& path);
-/// Writes `document` to a temporary file in the same directory and renames it over `path`,
-/// so a failure never leaves a half-written file. Throws InvalidArgument when it cannot.
+/// Writes `document` to `path` with write_file_atomically (field "output"): a failure never
+/// leaves a half-written file. Throws InvalidArgument when it cannot.
 void write_json_atomically(const std::string& path, const nlohmann::json& document);
 
 }  // namespace hsdp::train

@@ -1,0 +1,207 @@
+"""The malformed-input catalogue of the Python module (the command's is
+tests/cli/test_malformed_catalogue.cpp): bad keywords, arrays and files, tried as an adversarial
+user would. Each case asserts the exception type (ValueError for a bad value, never a crash,
+a generic pybind11 TypeError or a silent wrong result), that the message names the keyword the
+user gave (or file:line:column) and no command-line flag, and a time limit: a watchdog ends
+the process if a case hangs, so a hang fails the suite instead of stalling it."""
+
+import faulthandler
+import math
+import re
+import time
+
+import numpy as np
+import pytest
+
+import hsdp
+
+LIMIT = 20  # seconds; every case answers in well under one
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(40, 3))
+Y = (X[:, 0] > 0).astype(float)
+KW = dict(sigma=1.0, seed=1)
+
+
+def train(X_=None, y=None, **kw):
+    args = dict(KW)
+    args.update(kw)
+    return hsdp.train(X if X_ is None else X_, Y if y is None else y, **args)
+
+
+def trained():
+    return train()
+
+
+def run(**kw):
+    base = dict(n=100, eta=0.05, noise_std=1.0, lipschitz=1.0, smoothness=1.0, diameter=1.0)
+    base.update(kw)
+    return hsdp.Run(**base)
+
+
+def laplace_only_analysis():
+    """An analysis that needs Laplace noise (its reason names the noise field)."""
+    r = run()
+    for name in hsdp.analyses():
+        reason = hsdp.analysis(name).check(r)
+        if reason and "laplace" in reason.lower():
+            return name
+    raise AssertionError("no analysis needs Laplace noise")
+
+
+def write(tmp, name, data):
+    path = tmp / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return str(path)
+
+
+# (name, call(tmp_path), expected exception, substrings of the message)
+CASES = [
+    # arrays
+    ("X_strings", lambda t: train(np.array([["a", "b", "c"]] * 40)), ValueError, ["X", "dtype"]),
+    ("X_complex", lambda t: train(X + 1j), ValueError, ["X", "complex"]),
+    ("X_objects", lambda t: train(np.array([[None, 1, 2]] * 40, dtype=object)), ValueError, ["X", "object"]),
+    ("X_ragged", lambda t: train([[1.0, 2.0], [3.0]] * 20), ValueError, ["X"]),
+    ("X_one_dimension", lambda t: train(X[:, 0]), ValueError, ["X", "2-D"]),
+    ("X_three_dimensions", lambda t: train(X.reshape(40, 3, 1)), ValueError, ["X", "2-D"]),
+    ("X_no_rows", lambda t: train(X[:0], Y[:0]), ValueError, ["X"]),
+    ("X_nan", lambda t: train(np.where(np.arange(120).reshape(40, 3) == 4, np.nan, X)), ValueError, ["X[1, 1]"]),
+    ("X_inf", lambda t: train(np.where(np.arange(120).reshape(40, 3) == 0, np.inf, X)), ValueError, ["X[0, 0]"]),
+    ("X_string_scalar", lambda t: train("data.csv"), ValueError, ["X"]),
+    ("y_two_dimensions", lambda t: train(y=Y.reshape(40, 1)), ValueError, ["y", "1-D"]),
+    ("y_wrong_length", lambda t: train(y=Y[:39]), ValueError, ["y", "39"]),
+    ("y_strings", lambda t: train(y=np.array(["a", "b"] * 20)), ValueError, ["y", "dtype"]),
+    ("y_complex", lambda t: train(y=Y + 0j), ValueError, ["y", "complex"]),
+    ("y_nan", lambda t: train(y=np.where(np.arange(40) == 3, np.nan, Y)), ValueError, ["y[3]"]),
+    ("y_one_class", lambda t: train(y=np.zeros(40)), ValueError, ["labels", "in y"]),
+    ("y_three_classes", lambda t: train(y=np.arange(40) % 3), ValueError, ["labels", "found 3 in y"]),
+    ("y_unbounded_squared", lambda t: train(y=Y * 5, model="squared"), ValueError, ["label_bound"]),
+    # keywords of the training run
+    ("seed_negative", lambda t: train(seed=-1), ValueError, ["seed = -1"]),
+    ("seed_2_64", lambda t: train(seed=2**64), ValueError, ["seed = 18446744073709551616"]),
+    ("sigma_1e308", lambda t: train(sigma=1e308), ValueError, ["sigma", "1e+308"]),
+    ("sigma_negative", lambda t: train(sigma=-1.0), ValueError, ["sigma", "-1"]),
+    ("noise_std_inf", lambda t: train(sigma=None, noise_std=math.inf), ValueError, ["noise_std"]),
+    ("record_norm_1e200", lambda t: train(record_norm=1e200), ValueError, ["record_norm", "1e+200"]),
+    ("record_norm_1e200_target", lambda t: train(record_norm=1e200, sigma=None, epsilon=1.0, delta=1e-5),
+     ValueError, ["record_norm"]),
+    ("record_norm_zero", lambda t: train(record_norm=0.0), ValueError, ["record_norm", "0"]),
+    ("feature_scale_nan", lambda t: train(feature_scale=[math.nan]), ValueError, ["feature_scale", "nan"]),
+    ("feature_scale_count", lambda t: train(feature_scale=[1.0, 2.0]), ValueError, ["feature_scale", "2 values"]),
+    ("epochs_1e30", lambda t: train(epochs=1e30), ValueError, ["epochs"]),
+    ("epochs_1e15", lambda t: train(epochs=1e15), ValueError, ["epochs"]),
+    ("epochs_noisy_gd_4e18", lambda t: train(epochs=4e18, algorithm="noisy-gd"), ValueError, ["epochs"]),
+    ("epochs_negative", lambda t: train(epochs=-1.0), ValueError, ["epochs", "-1"]),
+    ("steps_zero", lambda t: train(steps=0), ValueError, ["steps", "0"]),
+    ("steps_beyond_limit", lambda t: train(steps=2**41), ValueError, ["steps"]),
+    ("batch_size_zero", lambda t: train(batch_size=0), ValueError, ["batch_size", "0"]),
+    ("batch_size_beyond_n", lambda t: train(batch_size=41), ValueError, ["batch_size", "41"]),
+    ("model_bogus", lambda t: train(model="bogus"), ValueError, ["model", "bogus"]),
+    ("algorithm_bogus", lambda t: train(algorithm="bogus"), ValueError, ["algorithm", "bogus"]),
+    ("noise_bogus", lambda t: train(noise="bogus"), ValueError, ["noise", "bogus"]),
+    ("sampling_bogus", lambda t: train(sampling="bogus"), ValueError, ["sampling", "bogus"]),
+    ("release_bogus", lambda t: train(release="bogus"), ValueError, ["release", "bogus"]),
+    ("eta_schedule_bogus", lambda t: train(eta_schedule="bogus"), ValueError, ["eta_schedule", "bogus"]),
+    ("constraint_bogus", lambda t: train(constraint="bogus"), ValueError, ["constraint", "bogus"]),
+    ("radius_zero", lambda t: train(radius=0.0), ValueError, ["radius", "0"]),
+    ("l2_negative", lambda t: train(l2=-1.0), ValueError, ["l2", "-1"]),
+    ("clip_zero", lambda t: train(clip=0.0), ValueError, ["clip", "0"]),
+    ("delta_two", lambda t: train(delta=2.0), ValueError, ["delta", "2"]),
+    ("no_noise_stated", lambda t: train(sigma=None), ValueError, ["epsilon", "sigma"]),
+    ("positive_absent", lambda t: train(positive="7"), ValueError, ["positive", "7"]),
+    ("positive_softmax", lambda t: train(positive="1", model="softmax"), ValueError, ["positive"]),
+    ("feature_storage_bogus", lambda t: train(feature_storage="bogus"), ValueError, ["feature_storage", "bogus"]),
+    ("feature_storage_uint8_fractions", lambda t: train(feature_storage="uint8"), ValueError, ["X[0, 0]"]),
+    ("users_wrong_count", lambda t: train(algorithm="federated", users=["a"] * 39), ValueError, ["users"]),
+    ("softmax_too_many_classes", lambda t: train(np.ones((70000, 1)), np.arange(70000), model="softmax"),
+     ValueError, ["classes", "65536"]),
+    # a trained model's methods
+    ("evaluate_unseen_label", lambda t: trained().evaluate(X, np.where(np.arange(40) == 0, 7.0, Y)), ValueError,
+     ["y[0]", "7"]),
+    ("evaluate_wrong_width", lambda t: trained().evaluate(X[:, :2], Y), ValueError, ["X", "2 features"]),
+    ("predict_strings", lambda t: trained().predict(np.array([["a", "b", "c"]])), ValueError, ["X", "dtype"]),
+    ("predict_complex", lambda t: trained().predict(X + 2j), ValueError, ["X", "complex"]),
+    # accounting
+    ("analysis_bogus", lambda t: hsdp.analysis("bogus"), ValueError, ["name = bogus"]),
+    ("report_result_bogus", lambda t: hsdp.account(run()).result("bogus"), ValueError, ["name = bogus"]),
+    ("get_epsilon_not_applicable", lambda t: hsdp.analysis(laplace_only_analysis()).get_epsilon(run(), 1e-5),
+     ValueError, ["not applicable", "noise='laplace'"]),
+    ("rdp_order_half", lambda t: hsdp.analysis("composition-rdp").rdp(run(), 0.5), ValueError, ["alpha = 0.5"]),
+    ("account_analyses_bogus", lambda t: hsdp.account(run(), analyses=["bogus"]), ValueError, ["analyses", "bogus"]),
+    ("accountant_delta_two", lambda t: hsdp.Accountant(run()).get_epsilon(2.0), ValueError, ["delta", "2"]),
+    ("run_n_negative", lambda t: run(n=-1), ValueError, ["n = -1"]),
+    ("run_n_2_64", lambda t: run(n=2**64), ValueError, ["n = 18446744073709551616"]),
+    ("run_example_convention_bogus", lambda t: hsdp.Run(example=True, convention="bogus"), ValueError,
+     ["convention", "bogus"]),
+    ("run_sigma_1e308", lambda t: hsdp.Run(n=10, eta=10.0, sigma=1e308, convention="journal"), ValueError,
+     ["sigma", "1e+308"]),
+    ("run_diameter_zero", lambda t: run(diameter=0.0), ValueError, ["diameter = 0"]),
+    ("run_lipschitz_nan", lambda t: run(lipschitz=math.nan), ValueError, ["lipschitz = nan"]),
+    ("calibrate_parameter_bogus", lambda t: hsdp.calibrate(run(), "bogus", epsilon=1.0, delta=1e-5), ValueError,
+     ["bogus"]),
+    ("audit_exact_grid_small", lambda t: hsdp.audit_exact(run(n=10, steps=3), grid=10), ValueError, ["grid", "10"]),
+    ("plan_setting_bogus", lambda t: hsdp.plan("bogus", epsilon=1.0, delta=1e-5, n=100), ValueError, ["bogus"]),
+    # audit mia
+    ("mia_seed_negative", lambda t: hsdp.audit_mia(X, Y, sigma=1.0, trials=4, seed=-1), ValueError, ["seed = -1"]),
+    ("mia_trials_small", lambda t: hsdp.audit_mia(X, Y, sigma=1.0, trials=2, seed=1), ValueError, ["trials", "2"]),
+    ("mia_epochs_huge", lambda t: hsdp.audit_mia(X, Y, sigma=1.0, trials=4, seed=1, epochs=1e30), ValueError,
+     ["epochs"]),
+    ("mia_X_complex", lambda t: hsdp.audit_mia(X + 1j, Y, sigma=1.0, trials=4, seed=1), ValueError, ["X"]),
+    # read_csv: files
+    ("read_csv_label_column_negative", lambda t: hsdp.read_csv(write(t, "a.csv", "1,2,0\n3,4,1\n"), label_column=-1),
+     ValueError, ["label_column = -1"]),
+    ("read_csv_label_column_beyond", lambda t: hsdp.read_csv(write(t, "a.csv", "1,2,0\n3,4,1\n"), label_column=5),
+     ValueError, ["label_column", "5"]),
+    ("read_csv_missing", lambda t: hsdp.read_csv(str(t / "missing.csv")), ValueError, ["path", "missing.csv"]),
+    ("read_csv_directory", lambda t: hsdp.read_csv(str(t)), ValueError, ["path", "directory"]),
+    ("read_csv_cr_only", lambda t: hsdp.read_csv(write(t, "cr.csv", "1,2,0\r3,4,1\r")), ValueError,
+     ["cr.csv:1:6", "carriage return"]),
+    ("read_csv_nul", lambda t: hsdp.read_csv(write(t, "nul.csv", b"1,2,0\n3,\x00,1\n")), ValueError,
+     ["nul.csv:2:3", "NUL"]),
+    ("read_csv_labels_bogus", lambda t: hsdp.read_csv(write(t, "a.csv", "1,2,0\n3,4,1\n"), labels="bogus"),
+     ValueError, ["labels", "bogus"]),
+    ("read_csv_ragged", lambda t: hsdp.read_csv(write(t, "r.csv", "1,2,0\n3,1\n")), ValueError, ["r.csv:2:4"]),
+    ("read_csv_positive_absent", lambda t: hsdp.read_csv(write(t, "a.csv", "1,2,0\n3,4,1\n"), positive="5"),
+     ValueError, ["positive", "5"]),
+]
+
+
+@pytest.mark.parametrize("name,call,error,parts", CASES, ids=[c[0] for c in CASES])
+def test_malformed(tmp_path, name, call, error, parts):
+    faulthandler.dump_traceback_later(LIMIT, exit=True)  # a hang ends the run, naming this case
+    start = time.monotonic()
+    try:
+        with pytest.raises(error) as info:
+            call(tmp_path)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert time.monotonic() - start < LIMIT
+    message = str(info.value)
+    for part in parts:
+        assert part in message, (part, message)
+    # Keywords, never the command's flags.
+    assert not re.search(r"(^|[\s(])--[a-z]", message), message
+
+
+def test_catalogue_size():
+    assert len(CASES) >= 80
+
+
+# Inputs that are valid although unusual: no silent wrong result.
+def test_bom_headerless_csv_keeps_its_first_record(tmp_path):
+    path = write(tmp_path, "bom.csv", b"\xef\xbb\xbf1,2,0\n3,4,1\n5,6,0\n")
+    X_, y_, mapping = hsdp.read_csv(path, labels="zero-one")
+    assert X_.shape == (3, 2)
+    assert X_[0].tolist() == [1.0, 2.0]
+    assert y_.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_bool_and_integer_arrays_are_numbers():
+    r = hsdp.train(X > 0, Y.astype(np.int64), sigma=1.0, seed=1)
+    assert r.theta.shape == (1, 4)
+
+
+def test_seed_at_the_limits_is_accepted():
+    a = train(seed=0)
+    b = train(seed=2**64 - 1)
+    assert a.seeded and b.seeded
