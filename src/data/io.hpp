@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hsdp/errors.hpp"
+
 namespace hsdp::data::detail {
 
 /// Throws hsdp::InvalidArgument("<name>:<line>:<column>: <what>").
@@ -39,6 +41,9 @@ class LineSource {
 
 /// Reads `path` (plain or gzip, detected from its content) in chunks, never whole.
 std::unique_ptr<LineSource> open_lines(const std::string& path);
+/// The same for a file a request states in `field` (a users file, a feature-ranges file): a
+/// missing or unreadable file is an InvalidArgument naming that field, not the reader's "path".
+std::unique_ptr<LineSource> open_lines(const std::string& path, const Param& field);
 std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name);
 
 /// Bytes of a binary stream, decompressed on the fly when it is gzip.
