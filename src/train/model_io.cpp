@@ -33,6 +33,7 @@ nlohmann::json to_json(const ModelFile& f) {
   }
   j["weights"] = w;
   j["intercept"] = b;
+  if (!f.feature_center.empty()) j["feature_center"] = f.feature_center;
   if (!f.feature_scale.empty()) j["feature_scale"] = f.feature_scale;
   j["record_norm"] = f.record_norm;
   j["l2"] = m.loss.l2;
@@ -76,6 +77,10 @@ ModelFile model_from_json(const nlohmann::json& doc, const std::string& name) {
     if (j.contains("feature_scale")) {
       f.feature_scale = j["feature_scale"].get<std::vector<double>>();
       if (f.feature_scale.size() != d) bad("feature_scale", "not one value per feature");
+    }
+    if (j.contains("feature_center")) {
+      f.feature_center = j["feature_center"].get<std::vector<double>>();
+      if (f.feature_center.size() != d) bad("feature_center", "not one value per feature");
     }
     const auto& l = j.at("labels");
     f.label_kind = l.at("kind").get<std::string>();
