@@ -18,6 +18,7 @@ TrainConfig TrainRequest::resolve() const {
   c.no_noise = no_noise;
   c.target_epsilon = epsilon;
   if (delta) c.delta = require_open(opt("delta"), *delta, 0.0, 1.0);
+  if (epsilon) require_positive(opt("epsilon"), *epsilon);  // before the data, like every field
   if (!run.sigma && !run.noise_std && !epsilon && !no_noise)
     fail(opt("epsilon"), "(missing)",
          fmt::format("a target {} {}, or {}, {} or {}", error_field("epsilon", "E"), error_field("delta", "D"),
