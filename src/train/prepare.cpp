@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/train/planner.hpp"
 
 namespace hsdp::train {
 
@@ -161,6 +162,8 @@ Evaluation evaluate(const LinearModel& model, const data::Part& part, const data
 Preparation prepare(data::Dataset& data, TrainConfig& config,
                     const std::optional<std::string>& positive,
                     const std::vector<double>& feature_scale) {
+  // The plan's record norm, as the training request prepares its records (train/request.hpp).
+  if (const auto R = planned_record_norm(config)) config.record_norm = *R;
   map_labels_for(data, config, positive);
   return prepare_records(data, config, feature_scale);
 }

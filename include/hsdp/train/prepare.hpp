@@ -55,7 +55,8 @@ Preparation prepare_records(data::Dataset& data, const TrainConfig& config, cons
 Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
                             const std::vector<double>& feature_scale);
 
-/// Both: map_labels_for, then prepare_records.
+/// Both: map_labels_for, then prepare_records, at the plan's record norm when one is
+/// planned (train/planner.hpp planned_record_norm), as the training request prepares them.
 Preparation prepare(data::Dataset& data, TrainConfig& config,
                     const std::optional<std::string>& positive,
                     const std::vector<double>& feature_scale);
