@@ -12,7 +12,7 @@
 #include "hsdp/errors.hpp"
 #include "hsdp/output_files.hpp"
 #include "hsdp/train/model_io.hpp"
-#include "hsdp/train/prepare.hpp"
+#include "hsdp/train/request.hpp"
 
 namespace hsdp::cli {
 
@@ -29,17 +29,15 @@ struct Options {
 int run_predict(const Options& o) {
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
-  const auto storage = data::parse_feature_storage(o.feature_storage, opt("feature_storage"));
-  data::Dataset d = data::read({.path = o.data, .format = o.format, .labels_path = o.labels_file,
-                                .label_column = o.label_column, .dimension = mf.model.d, .storage = storage});
-  if (d.d != mf.model.d)
-    fail("--data", o.data,
-         fmt::format("a file with the model's d = {} features per record besides the label{} (it has {})", mf.model.d,
-                     o.format == "csv" ? " (in CSV the last column, or --label-column, is the label)" : "", d.d));
-  if (!o.classes.empty()) d = data::select_classes(d, o.classes);
-  // A label the model was not trained on is an error naming the record.
-  train::apply_label_mapping(d, mf.label_kind, mf.labels);
-  train::prepare_like(d, {mf.feature_scale, mf.record_norm, "", ""});
+  train::DataSpec spec;
+  spec.data = o.data;
+  spec.format = o.format;
+  spec.labels = o.labels_file;
+  spec.label_column = o.label_column;
+  spec.classes = o.classes;
+  spec.feature_storage = o.feature_storage;
+  // The records as training saw them (the model's label mapping, feature constants, record norm).
+  const data::Dataset d = train::records_for(mf, std::move(spec));
   const train::Evaluation e = train::evaluate(mf.model, d);
 
   if (o.output) {

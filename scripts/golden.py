@@ -34,8 +34,8 @@ JSON_COMMANDS = {"account", "calibrate", "plan", "train", "predict", "audit exac
 
 
 def scale30() -> str:
-    """The public feature scale of scripts/run-example.sh: 1 / (max_j sqrt(30)) per feature,
-    from the Max column of the dataset's documentation (awk there, the same arithmetic here)."""
+    """A public feature scale of breast_cancer for the --feature-scale examples: 1 / (max_j
+    sqrt(30)) per feature, from the Max column of the dataset's documentation."""
     rule, out = 0, []
     for line in DESCR.read_text().splitlines():
         if line.startswith("    =") and set(line.strip()) <= {"=", " "} and len(line.split()) == 3:
@@ -80,6 +80,7 @@ def outputs(build: pathlib.Path) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="hsdp-golden-") as tmp:
         work = pathlib.Path(tmp)
         os.symlink(DATA, work / "breast_cancer.csv")
+        os.symlink(REPO / "data", work / "data")  # the files hsdp ships (data/feature-ranges/)
         (work / "scale30.txt").write_text(scale30() + "\n")
         (work / "out").mkdir()
         inputs = {p.name for p in work.iterdir()}

@@ -9,95 +9,25 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <barrier>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <numeric>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "hsdp/data/readers.hpp"
 #include "hsdp/data/shard.hpp"
 #include "hsdp/errors.hpp"
+#include "thread_world.hpp"
 
 namespace {
 
 namespace hd = hsdp::data;
 using Bytes = std::vector<std::uint8_t>;
 
-// K threads acting as K processes. A thread that throws leaves the barrier (arrive_and_drop),
-// so the others are not stuck in their next collective (under MPI the job would stop).
-class Threads {
- public:
-  explicit Threads(int K)
-      : K_(K), sync_(K), values_(static_cast<std::size_t>(K)), texts_(static_cast<std::size_t>(K)),
-        sums_(static_cast<std::size_t>(K)) {}
-
-  hd::Collectives world(int rank) {
-    hd::Collectives c;
-    c.rank = rank;
-    c.size = K_;
-    const auto r = static_cast<std::size_t>(rank);
-    c.allgather = [this, r](std::uint64_t v) {
-      values_[r] = v;
-      sync_.arrive_and_wait();
-      auto all = values_;
-      sync_.arrive_and_wait();
-      return all;
-    };
-    c.allgather_text = [this, r](const std::string& s) {
-      texts_[r] = s;
-      sync_.arrive_and_wait();
-      auto all = texts_;
-      sync_.arrive_and_wait();
-      return all;
-    };
-    c.sum = [this, r](std::vector<double>& v) {
-      sums_[r] = v;
-      sync_.arrive_and_wait();
-      std::vector<double> total(v.size(), 0.0);
-      for (const auto& part : sums_)
-        for (std::size_t j = 0; j < v.size() && j < part.size(); ++j) total[j] += part[j];
-      sync_.arrive_and_wait();
-      v = total;
-    };
-    return c;
-  }
-
-  // Runs f(world(r)) on every rank; the results, or the error messages.
-  template <class T>
-  std::vector<std::optional<T>> run(const std::function<T(const hd::Collectives&)>& f,
-                                    std::vector<std::string>* errors = nullptr) {
-    std::vector<std::optional<T>> out(static_cast<std::size_t>(K_));
-    std::vector<std::string> messages(static_cast<std::size_t>(K_));
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < K_; ++rank)
-      threads.emplace_back([&, rank] {
-        const auto r = static_cast<std::size_t>(rank);
-        try {
-          out[r] = f(world(rank));
-        } catch (const hsdp::InvalidArgument& e) {
-          messages[r] = e.what();
-          sync_.arrive_and_drop();
-        }
-      });
-    for (auto& t : threads) t.join();
-    if (errors) *errors = messages;
-    else
-      for (const auto& m : messages) EXPECT_EQ(m, "");
-    return out;
-  }
-
- private:
-  int K_;
-  std::barrier<> sync_;
-  std::vector<std::uint64_t> values_;
-  std::vector<std::string> texts_;
-  std::vector<std::vector<double>> sums_;
-};
+using Threads = hsdp::testing::ThreadWorld;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /

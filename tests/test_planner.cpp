@@ -183,6 +183,61 @@ TEST(Planner, ReleaseEveryAndNoisyGd) {
   EXPECT_EQ(g->config.epochs, 11);  // round(455 * 0.2681 / (2 sqrt(2) 3.96))
 }
 
+// The record norm (docs/training.md "The plan"): R = 2 for a planned model with a bias and a
+// loss whose L does not grow with R; never when stated, without a target, without a bias, for
+// the squared loss or an algorithm without a plan. The plan claims it only when the records
+// were prepared with it (the request does that); T = round(sqrt(2) n mu / (2 L eta X)) with
+// X = sqrt(R^2 + 1), which for logistic at eta = 1.98/beta = 7.92/L^2 does not depend on R.
+TEST(Planner, RecordNormIsPlannedForModelsWithABias) {
+  for (const char* model : {"logistic", "huber", "softmax"}) EXPECT_EQ(planned_record_norm(request(model, 1)), 2.0);
+  EXPECT_FALSE(planned_record_norm(request("squared", 1)));
+  TrainConfig c = request("logistic", 1);
+  c.bias = false;
+  EXPECT_FALSE(planned_record_norm(c));
+  c = request("logistic", 1);
+  c.unstated.record_norm = false;
+  EXPECT_FALSE(planned_record_norm(c));
+  c = request("logistic", 1);
+  c.target_epsilon.reset();
+  c.sigma = 1;
+  EXPECT_FALSE(planned_record_norm(c));
+  c = request("logistic", 1);
+  c.algorithm = Algorithm::pnsgd;
+  EXPECT_FALSE(planned_record_norm(c));
+
+  TrainConfig planned = request("logistic", 1);
+  planned.record_norm = 2;
+  const auto p = plan_training(planned, 12000, 784, 1);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->chosen.front(), "record_norm");
+  EXPECT_DOUBLE_EQ(p->lipschitz, std::sqrt(5.0));
+  EXPECT_DOUBLE_EQ(*p->config.eta, 1.98 / 1.25);
+  const double mu = gdp_mu_for(1, 1e-5);
+  EXPECT_EQ(p->target_steps, std::lround(std::sqrt(2.0) * 12000 * mu / (2 * std::sqrt(5.0) * 1.584 * std::sqrt(5.0))));
+  EXPECT_EQ(p->target_steps, 287);  // as at R = 1 (FashionMnistSizeAtEpsilonOne)
+  EXPECT_NE(p->summary.find("T = round(sqrt(2) n mu / (2 L eta X)) = 287; R = 2 (the bias feature weighs 1/R"),
+            std::string::npos)
+      << p->summary;
+  // Softmax: L = sqrt(2) X, beta = X^2 / 2.
+  TrainConfig soft = request("softmax", 1);
+  soft.record_norm = 2;
+  const auto s = plan_training(soft, 60000, 784, 10);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->target_steps, std::lround(std::sqrt(2.0) * 60000 * mu / (2 * std::sqrt(10.0) * (1.98 / 2.5) * std::sqrt(5.0))));
+  // Prepared otherwise (R = 1 kept by a caller that did not apply the plan): not claimed.
+  EXPECT_EQ(std::count(p->chosen.begin(), p->chosen.end(), "record_norm"), 1);
+  const auto kept = plan_training(request("logistic", 1), 12000, 784, 1);
+  EXPECT_EQ(std::count(kept->chosen.begin(), kept->chosen.end(), "record_norm"), 0);
+  // No bias, R = 1: X = 1, so sqrt(2) times the steps of R = 1 with a bias.
+  TrainConfig nobias = request("logistic", 1);
+  nobias.bias = false;
+  nobias.sampling = Sampling::poisson;
+  nobias.unstated.sampling = false;
+  const auto nb = plan_training(nobias, 1000, 10, 1);
+  ASSERT_TRUE(nb);
+  EXPECT_EQ(nb->target_steps, std::lround(std::sqrt(2.0) * 1000 * mu / (2 * 1.0 * (1.98 / 0.25) * 1.0)));
+}
+
 // The plan reads no data: two data sets of the same shape get the same plan, and the run
 // meets the target under the accountant.
 TEST(Planner, TrainerPlansFromPublicQuantitiesOnly) {

@@ -69,13 +69,12 @@ TEST(TrainSpec, DefaultsAreThoseOfADefaultConstructedSpec) {
   EXPECT_EQ(field("huber_smoothing").default_text(), "0.5");
   EXPECT_EQ(field("label_bound").default_text(), "1");
   EXPECT_EQ(field("no_bias").default_text(), "false");
-  EXPECT_EQ(field("record_norm").default_text(), "1");
   EXPECT_EQ(field("constraint").default_text(), "ball");
   EXPECT_EQ(field("algorithm").default_text(), "noisy-sgd");
   EXPECT_EQ(field("noise").default_text(), "gaussian");
   // Optional fields: the trainer picks the value (batch size by algorithm, epochs, ...).
-  // radius: 10, or the plan's choice with a target epsilon (docs/training.md).
-  for (const char* name : {"radius", "sampling", "batch_size", "steps", "epochs", "eta", "eta_schedule", "sigma",
+  // radius: 10, record_norm: 1, or the plan's choice with a target epsilon (docs/training.md).
+  for (const char* name : {"record_norm", "radius", "sampling", "batch_size", "steps", "epochs", "eta", "eta_schedule", "sigma",
                            "noise_std", "release", "clip"}) {
     EXPECT_FALSE(field(name).has_default()) << name;
     EXPECT_EQ(field(name).default_text(), "") << name;
@@ -85,19 +84,25 @@ TEST(TrainSpec, DefaultsAreThoseOfADefaultConstructedSpec) {
 TEST(TrainSpec, ResolveChecksTheRangeOfTheTable) {
   int checked = 0;
   for (const TrainField& f : TrainSpec::fields()) {
-    if (!f.real || f.range == TrainField::Range::any) continue;
+    if (!(f.real || f.optional_real) || f.range == TrainField::Range::any) continue;
     ++checked;
     const bool positive = f.range == TrainField::Range::positive;
     EXPECT_EQ(f.allowed(), positive ? "> 0" : ">= 0") << f.name;
+    auto set = [&](TrainSpec& s, double v) {
+      if (f.real) s.*f.real = v;
+      else s.*f.optional_real = v;
+    };
     TrainSpec s = stated();
-    s.*f.real = positive ? 0.0 : -1.0;
+    set(s, positive ? 0.0 : -1.0);
     const auto e = error_of(s);
     EXPECT_EQ(e.field(), f.name);
     EXPECT_EQ(e.range(), "finite and " + f.allowed()) << e.what();
-    s.*f.real = positive ? 1e-3 : 0.0;
+    set(s, positive ? 1e-3 : 0.0);
     EXPECT_NO_THROW(s.resolve()) << f.name;
   }
-  EXPECT_EQ(checked, 4);  // l2, huber_smoothing, label_bound, record_norm
+  EXPECT_EQ(checked, 4);  // l2, huber_smoothing, label_bound, record_norm (optional: checked when stated)
+  EXPECT_EQ(stated().resolve().record_norm, 1.0);  // unstated: 1 (the plan may choose it)
+  EXPECT_TRUE(stated().resolve().unstated.record_norm);
 }
 
 TEST(TrainSpec, ResolveAcceptsExactlyTheChoicesOfTheTable) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json_fwd.hpp>
+#include <numbers>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -137,16 +138,28 @@ double plan_online_regret(const Run& run);
 /// A planning quantity, not a bound: the plan's noise is calibrated and verified separately.
 double gdp_mu_for(double epsilon, double delta);
 
-/// The rule's numbers for n records, a per-record gradient bound L and a step eta:
-/// T = round(n mu / (2 L eta)) (at least 1); l = floor(sqrt(T/4)) batches per epoch, raised to
-/// keep at most 100 epochs, at most n, moved to a divisor of n within a factor 2; b = n / l
-/// (or the given batch size, then l = n / b); steps = whole epochs when b divides n, else T.
+/// The rule's numbers for n records, a per-record gradient bound L, a step eta and records
+/// whose norm with the bias feature is at most X (record_norm_with_bias: sqrt(R^2 + 1) with
+/// a bias, R without): T = round(sqrt(2) n mu / (2 L eta X)) (at least 1), which holds the
+/// released iterate's accumulated noise in the logit of a record at the bound at about
+/// sqrt(2) (with R = 1 and a bias, T = round(n mu / (2 L eta)): one unit per unit of feature
+/// norm); l = floor(sqrt(T/4)) batches per epoch, raised to keep at most 100 epochs, at most
+/// n, moved to a divisor of n within a factor 2; b = n / l (or the given batch size, then
+/// l = n / b); steps = whole epochs when b divides n, else T.
 struct TrainingRule {
   double mu = 0;
   std::int64_t target_steps = 0, batches_per_epoch = 0, batch_size = 0, epochs = 0, steps = 0;
 };
 TrainingRule training_rule(std::int64_t n, double lipschitz, double eta, double epsilon,
-                           double delta, std::optional<std::int64_t> batch_size = std::nullopt);
+                           double delta, std::optional<std::int64_t> batch_size = std::nullopt,
+                           double record_norm_with_bias = std::numbers::sqrt2);
+
+/// The batch policies the plans compare (each calibrated for the target at the same b, T and
+/// eta; the one needing the least noise is chosen, ties to the earlier): the deterministic
+/// order and shuffled batches, certified by the last-iterate analyses, then Poisson sampling,
+/// certified by composition and subsampling. release = every: Poisson only (composition
+/// cannot amplify deterministic or shuffled batches).
+std::vector<Sampling> batch_policy_candidates(Release release);
 
 /// A batch policy calibrated for a target: `base` with its sampling replaced, the smallest
 /// noise std (every upper-bound analysis; calibrate()) that meets (epsilon, delta).

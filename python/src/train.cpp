@@ -1,21 +1,22 @@
-// hsdp.train (include/hsdp/train/trainer.hpp) on numpy arrays, configured and validated like
-// `hsdp train` (cli/train.cpp): labels mapped the same way (data/readers.hpp map_labels),
-// rows scaled to ||x|| <= record_norm (record-local), then the paper's noisy iteration; the
-// result carries the privacy report of the run performed. Also hsdp.read_csv.
+// hsdp.train: the keywords become the library's training request (include/hsdp/train/
+// request.hpp), the same request `hsdp train` makes from its flags, from a data file or from
+// numpy arrays; the result carries the privacy report of the run performed and writes the
+// command's document and text. Also hsdp.audit_mia and hsdp.read_csv.
 #include <fmt/format.h>
 
 #include "field_names.hpp"  // cli/: the "same report" line is an `hsdp account` command
 #include <pybind11/numpy.h>
 
 #include <cmath>
+#include <variant>
 
 #include "common.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
-#include "hsdp/data/users.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/model_io.hpp"
 #include "hsdp/train/prepare.hpp"
+#include "hsdp/train/request.hpp"
 #include "hsdp/train/train_spec.hpp"
 #include "hsdp/train/trainer.hpp"
 
@@ -65,44 +66,14 @@ data::Dataset dataset_from(const Array& X, const Array& y, const char* xname, co
   return ds;
 }
 
-// The float64 features of `ds` held as `storage` (the array is float64, so auto keeps
-// float64): float32 needs values float32 holds finitely, uint8 integers 0..255; an offending
-// value is named as xname[i, j].
-data::Dataset stored_as(data::Dataset ds, data::FeatureStorage storage, const char* xname) {
-  if (storage == data::FeatureStorage::float64) return ds;
-  const std::size_t d = ds.d;
-  auto where = [&](std::size_t k) { return fmt::format("{}[{}, {}]", xname, k / d, k % d); };
-  if (storage == data::FeatureStorage::float32) {
-    ds.x32.resize(ds.x.size());
-    for (std::size_t k = 0; k < ds.x.size(); ++k) {
-      ds.x32[k] = static_cast<float>(ds.x[k]);
-      if (!std::isfinite(ds.x32[k]))
-        fail(where(k), ds.x[k], fmt::format("within the float32 range ({} float32)", error_field("feature_storage")));
-    }
-  } else {
-    ds.x8.resize(ds.x.size());
-    for (std::size_t k = 0; k < ds.x.size(); ++k) {
-      const double v = ds.x[k];
-      if (!(v >= 0 && v <= 255 && v == std::floor(v)))
-        fail(where(k), v, fmt::format("an integer 0..255 ({} uint8)", error_field("feature_storage")));
-      ds.x8[k] = static_cast<std::uint8_t>(v);
-    }
-  }
-  ds.x.clear();
-  ds.x.shrink_to_fit();
-  ds.storage = storage;
-  return ds;
-}
-
+// The result of hsdp.train: the library's outcome of the request (its prepared records
+// dropped: only their shape, storage and labels are kept), and the model file it wrote.
 struct PyTrainResult {
-  train::TrainResult result;
-  std::string label_kind;
-  data::LabelMapping labels;
-  double record_norm = 1.0;
-  std::string preprocessing;
-  std::vector<double> feature_scale;  ///< public per-feature constants applied first (empty: none)
-  std::string feature_storage = "float64";  ///< how the training features were held
-  std::size_t n = 0;
+  train::TrainOutcome outcome;
+  std::optional<std::string> written_to;
+  const train::TrainResult& result() const { return outcome.result; }
+  const train::Preparation& preparation() const { return outcome.prepared.preparation; }
+  std::string account_command() const { return cli::command_line("account", outcome.result.account_request) + " --json"; }
 };
 
 py::array_t<double> theta_array(const train::LinearModel& m) {
@@ -111,20 +82,9 @@ py::array_t<double> theta_array(const train::LinearModel& m) {
   return out;
 }
 
-// Test records prepared as the training records were: labels through the stored mapping,
-// rows scaled to the record norm.
-data::Dataset prepared(const PyTrainResult& r, const FeaturesArg& X, const LabelsArg& y) {
-  data::Dataset ds = dataset_from(X.array, y.array, "X", "y");
-  if (ds.d != r.result.model.d)
-    fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
-  train::apply_label_mapping(ds, r.label_kind, r.labels);
-  train::prepare_like(ds, {r.feature_scale, r.record_norm, "", ""});
-  return ds;
-}
-
 // The keywords of hsdp.train / hsdp.audit_mia as the library's training request.
 train::TrainSpec train_flags(const std::string& model, const std::string& algorithm, double l2,
-                            double huber_smoothing, double label_bound, bool bias, double record_norm,
+                            double huber_smoothing, double label_bound, bool bias, std::optional<double> record_norm,
                             const std::string& constraint, std::optional<double> radius, std::optional<std::string> sampling,
                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
                             std::optional<double> epochs, std::optional<double> eta,
@@ -155,8 +115,19 @@ train::TrainSpec train_flags(const std::string& model, const std::string& algori
   return f;
 }
 
-PyTrainResult train_like_cli(const FeaturesArg& X, const LabelsArg& y, const std::string& model, const std::string& algorithm,
-                             double l2, double huber_smoothing, double label_bound, bool bias, double record_norm,
+using Users = std::variant<std::string, std::vector<std::string>>;
+using Ranges = std::variant<std::string, std::vector<std::pair<double, double>>>;
+
+// hsdp.train: the keywords as the library's training request (train/request.hpp), from a
+// data file (data=..., as `hsdp train --data`) or from arrays X, y (the records handed over
+// in memory: not split unless test_fraction is given); the request runs without the GIL.
+PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsArg> y, std::optional<std::string> data,
+                             const std::string& format, std::optional<std::string> labels,
+                             std::optional<py::int_> label_column, std::vector<std::string> classes,
+                             std::optional<std::string> test_data, std::optional<std::string> test_labels,
+                             std::optional<double> test_fraction, const py::int_& split_seed,
+                             const std::string& model, const std::string& algorithm,
+                             double l2, double huber_smoothing, double label_bound, bool bias, std::optional<double> record_norm,
                              const std::string& constraint, std::optional<double> radius, std::optional<std::string> sampling,
                              std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
                              std::optional<double> epochs, std::optional<double> eta,
@@ -165,43 +136,68 @@ PyTrainResult train_like_cli(const FeaturesArg& X, const LabelsArg& y, const std
                              std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
                              std::optional<std::string> release, std::optional<double> clip,
                              std::optional<py::int_> seed, std::optional<std::string> positive,
-                             std::vector<double> feature_scale, std::optional<std::vector<std::string>> users,
-                             const std::string& feature_storage) {
-  // ---- configuration, by the library's translation of the request (TrainSpec::resolve)
-  const train::TrainSpec f =
-      train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
-                  std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
-                  noise_std, std::move(release), clip);
-  train::TrainConfig c = f.resolve();
-  c.no_noise = no_noise;
-  c.target_epsilon = epsilon;
-  if (delta) c.delta = require_open(opt("delta"), *delta, 0.0, 1.0);
-  if (!sigma && !noise_std && !epsilon && !no_noise)
-    fail(opt("epsilon"), "(missing)",
-         fmt::format("a target {} {}, or {}, {} or {}", error_field("epsilon", "E"), error_field("delta", "D"),
-                     error_field("sigma"), error_field("noise_std"), error_field("no_noise")));
-  c.seed = unsigned_keyword("seed", seed);
-  const auto storage = data::parse_feature_storage(feature_storage, opt("feature_storage"));
+                             std::vector<double> feature_scale, std::optional<Ranges> feature_ranges,
+                             std::optional<Users> users, const std::string& feature_storage,
+                             std::optional<std::string> output) {
+  train::TrainRequest request;
+  request.run = train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
+                            std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise,
+                            sigma, noise_std, std::move(release), clip);
+  request.epsilon = epsilon;
+  request.delta = delta;
+  request.no_noise = no_noise;
+  request.seed = unsigned_keyword("seed", seed);
+  request.resolve();  // the run's errors before the data's, as on the command line
 
-  // ---- data
-  data::Dataset ds = dataset_from(X.array, y.array, "X", "y");
-  if (storage) ds = stored_as(std::move(ds), *storage, "X");
-  // federated with several records per user: one id per row of X (user-level adjacency).
-  if (users)
-    data::assign_users(ds, std::move(*users), opt("users"), [](std::size_t i) { return fmt::format("users[{}]", i); });
-  const data::LabelKind kind = train::map_labels_for(ds, c, positive);
+  train::DataSpec& d = request.data;
+  if (X || y) {
+    if (!X) fail("X", "(missing)", "the records of y, one row each");
+    if (!y) fail("y", "(missing)", "one label per row of X");
+    if (data) fail(opt("data"), *data, "absent when the arrays X and y are given");
+    d.records = dataset_from(X->array, y->array, "X", "y");
+    d.data = "X";
+    d.format = "array";
+  } else if (data) {
+    d.data = std::move(*data);
+    d.format = format;
+  } else {
+    fail(opt("data"), "(missing)", "a data file, or the arrays X and y");
+  }
+  d.labels = std::move(labels);
+  if (const auto column = unsigned_keyword("label_column", label_column))
+    d.label_column = static_cast<std::size_t>(*column);
+  d.positive = std::move(positive);
+  d.classes = std::move(classes);
+  d.test_data = std::move(test_data);
+  d.test_labels = std::move(test_labels);
+  d.test_fraction = test_fraction;
+  d.split_seed = *unsigned_keyword("split_seed", split_seed);
+  d.feature_scale = std::move(feature_scale);
+  if (feature_ranges) {
+    if (auto* path = std::get_if<std::string>(&*feature_ranges)) {
+      d.feature_ranges = *path;
+    } else {
+      for (const auto& [lo, hi] : std::get<1>(*feature_ranges)) d.feature_range_values.push_back({lo, hi});
+      if (d.feature_range_values.empty()) fail(opt("feature_ranges"), "[]", "one (min, max), or one per feature");
+    }
+  }
+  if (users) {
+    if (auto* path = std::get_if<std::string>(&*users)) d.users = *path;
+    else d.user_ids = std::get<1>(std::move(*users));
+  }
+  d.feature_storage = feature_storage;
+
   PyTrainResult out;
-  const train::Preparation prep = train::prepare_records(ds, c, feature_scale);
-  out.feature_scale = prep.feature_scale;
-  out.preprocessing = prep.description;
-  out.label_kind = data::to_string(kind);
-  out.labels = ds.labels;
-  out.record_norm = c.record_norm;
-  out.n = ds.n;
-  out.feature_storage = data::to_string(ds.storage);
   {
     py::gil_scoped_release release_gil;
-    out.result = train::train(ds, c);
+    out.outcome = train::train_request(std::move(request));
+  }
+  out.outcome.drop_records();
+  const std::string& warning = out.preparation().warning;
+  if (!warning.empty() && PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) throw py::error_already_set();
+  if (output) {
+    train::write_json_atomically(*output, train::to_json(out.outcome, out.account_command()));
+    out.written_to = std::move(output);
   }
   return out;
 }
@@ -212,7 +208,7 @@ PyTrainResult train_like_cli(const FeaturesArg& X, const LabelsArg& y, const std
 // the 2N trainings run without the GIL. Returns the same JSON document as the command.
 py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const std::string& model,
                               const std::string& algorithm, double l2, double huber_smoothing,
-                              double label_bound, bool bias, double record_norm,
+                              double label_bound, bool bias, std::optional<double> record_norm,
                               const std::string& constraint, std::optional<double> radius,
                               std::optional<std::string> sampling, std::optional<std::int64_t> batch_size,
                               std::optional<std::int64_t> steps, std::optional<double> epochs,
@@ -314,38 +310,49 @@ void bind_train(py::module_& m) {
   // The docstring: what hsdp.train does, then its keywords, the training run's from the
   // table of TrainSpec's fields.
   static const std::string train_doc =
-      R"doc(Train a linear model with one of the papers' noisy iterations (`hsdp train`) on numpy arrays.
+      R"doc(Train a linear model with one of the papers' noisy iterations: the request of `hsdp train`.
 
-X: n x d float64 array (C-contiguous or strided; other numeric dtypes are converted);
-y: n labels (binary losses: two distinct values, the larger -> +1 unless `positive`; softmax:
-class labels -> ids 0..k-1 in numeric order; squared: real values). Features are first
-multiplied by `feature_scale` (public constants: one value, or one per feature), then rows are
-scaled to ||x|| <= record_norm (record-local, keeps privacy); predict/evaluate do the same.
-Noise: sigma (the algorithm's paper convention), noise_std, a target epsilon (with delta) to
-calibrate, or no_noise. With a target epsilon, the keywords left unset among sampling,
-batch_size, epochs/steps, eta and radius are planned from public quantities (n, the model's
-constants, epsilon, delta; docs/training.md "The plan"); result.plan says what and why.
-seed makes the run reproducible (the same seed gives the same model as
-the CLI's --seed on the same records). The result carries the privacy report of the run
-performed.
+From a data file, as the command: hsdp.train(data="heart_scale", format="libsvm", model="logistic",
+epsilon=1) reads, selects classes, maps labels, splits (test_fraction 0.2, split_seed 1, or
+test_data) and prepares the records exactly as `hsdp train --data heart_scale --format libsvm
+--model logistic --epsilon 1` does; result.text() and result.to_json() are its output byte for
+byte, and output="model.json" writes its model file.
+From arrays: hsdp.train(X, y, ...) with X an n x d float64 array (C-contiguous or strided; other
+numeric dtypes are converted) and y n labels (binary losses: two distinct values, the larger ->
++1 unless `positive`; softmax: class labels -> ids 0..k-1 in numeric order; squared: real
+values); the records are all training records unless test_fraction is given.
+Features are first centred and scaled by public constants (feature_scale: multipliers, one value
+or one per feature; or feature_ranges: (min, max) per feature, or a file of them, mapped onto
+[-1, 1]), then rows are scaled to ||x|| <= record_norm (record-local, keeps privacy);
+predict/evaluate do the same. Noise: sigma (the algorithm's paper convention), noise_std, a
+target epsilon (with delta) to calibrate, or no_noise. With a target epsilon, the keywords left
+unset among sampling, batch_size, epochs/steps, eta and radius are planned from public
+quantities (docs/training.md "The plan"); result.plan says what and why. seed makes the run
+reproducible (the same seed gives the same model as the CLI's --seed on the same records). The
+result carries the privacy report of the run performed.
 
 )doc" + train_keywords_doc() +
       R"doc(
+of the data (the data flags of `hsdp train`): data (str: a file; or X, y), format (csv | libsvm |
+idx), labels (the IDX labels file), label_column (int, CSV), classes (list of raw labels to
+keep), test_data, test_labels, test_fraction (float in (0, 1); default 0.2 for a file, no split
+for arrays), split_seed (int), positive (str), feature_scale (list), feature_ranges (a file of
+"min max" lines, or a list of (min, max)), users (a file of user ids, or a list of str: one user
+id per record; algorithm='federated' with several records per user, n = the number of users,
+user-level adjacency; result.user_level states it), feature_storage (str: auto | float64 |
+float32 | uint8; how the features are held while training, as `hsdp train --feature-storage`:
+auto keeps an array's float64, float32 rounds, uint8 needs integers 0..255 -- the feature_scale
+and record scaling are then applied as float64 factors, never materialised; arithmetic is
+float64 either way);
 and of the request: epsilon, delta (a target epsilon to calibrate sigma, and the delta of the
-report, default 1e-5), no_noise (bool), seed (int), positive (str), feature_scale (list),
-feature_storage (str: auto | float64 | float32 | uint8; how the features are held while
-training, as `hsdp train --feature-storage`: auto keeps the array's float64, float32 rounds,
-uint8 needs integers 0..255 -- the feature_scale and record scaling are then applied as
-float64 factors, never materialised; arithmetic is float64 either way),
-users (list of str, one user id per row of X: algorithm='federated' with several records per
-user, n = the number of users, user-level adjacency; result.user_level states it).)doc";
+report, default 1e-5), no_noise (bool), seed (int), output (str: write the model file).)doc";
   m.attr("_train_fields") = train_fields();
 
   py::class_<PyTrainResult>(m, "TrainResult", "A trained linear model and the privacy report of the run performed.")
-      .def_property_readonly("theta", [](const PyTrainResult& r) { return theta_array(r.result.model); },
+      .def_property_readonly("theta", [](const PyTrainResult& r) { return theta_array(r.result().model); },
                              "Weights, outputs x (d + bias): the last column is the intercept when bias.")
       .def_property_readonly("weights", [](const PyTrainResult& r) {
-        const auto& mdl = r.result.model;
+        const auto& mdl = r.result().model;
         py::array_t<double> w({static_cast<py::ssize_t>(mdl.outputs), static_cast<py::ssize_t>(mdl.d)});
         auto wv = w.mutable_unchecked<2>();
         for (std::size_t k = 0; k < mdl.outputs; ++k)
@@ -353,40 +360,41 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         return w;
       }, "The weights without the intercept, outputs x d.")
       .def_property_readonly("intercept", [](const PyTrainResult& r) -> py::object {
-        const auto& mdl = r.result.model;
+        const auto& mdl = r.result().model;
         if (!mdl.bias) return py::none();
         std::vector<double> b;
         for (std::size_t k = 0; k < mdl.outputs; ++k) b.push_back(mdl.theta[k * mdl.features() + mdl.d]);
         return py::cast(b);
       }, "The intercept of each output (None without bias).")
-      .def_property_readonly("run", [](const PyTrainResult& r) { return PyRun{r.result.run, std::nullopt}; },
+      .def_property_readonly("run", [](const PyTrainResult& r) { return PyRun{r.result().run, std::nullopt}; },
                              "The run performed (noise as actually used).")
       .def_property_readonly("report", [](const PyTrainResult& r) -> py::object {
-        if (!r.result.report) return py::none();
-        return py::cast(*r.result.report);
+        if (!r.result().report) return py::none();
+        return py::cast(*r.result().report);
       }, "The accountant on `run` (epsilon at the delta asked), None without noise.")
       .def_property_readonly("epsilon", [](const PyTrainResult& r) -> py::object {
-        if (!r.result.report) return py::float_(std::numeric_limits<double>::infinity());
-        const auto& rep = *r.result.report;
+        if (!r.result().report) return py::float_(std::numeric_limits<double>::infinity());
+        const auto& rep = *r.result().report;
         return py::float_(rep.best ? *rep.analyses[*rep.best].epsilon : std::numeric_limits<double>::infinity());
       }, "The report's best epsilon (inf without noise or without an applicable analysis).")
-      .def_property_readonly("seeded", [](const PyTrainResult& r) { return r.result.seeded; }, "True when the run was given a seed (reproducible).")
-      .def_property_readonly("feature_storage", [](const PyTrainResult& r) { return r.feature_storage; },
+      .def_property_readonly("seeded", [](const PyTrainResult& r) { return r.result().seeded; }, "True when the run was given a seed (reproducible).")
+      .def_property_readonly("feature_storage", [](const PyTrainResult& r) {
+        return std::string(data::to_string(r.outcome.prepared.train.data.storage)); },
                              "How the training features were held: float64, float32 or uint8.")
-      .def_property_readonly("convention", [](const PyTrainResult& r) { return std::string(to_string(r.result.convention)); }, "The paper convention of sigma.")
-      .def_property_readonly("sigma", [](const PyTrainResult& r) { return r.result.sigma; }, "The noise parameter sigma used, in its convention.")
-      .def_property_readonly("released_step", [](const PyTrainResult& r) { return r.result.released_step; }, "The step whose iterate was released: T, or the random stopping time.")
-      .def_property_readonly("batch_order", [](const PyTrainResult& r) { return r.result.batch_order; },
+      .def_property_readonly("convention", [](const PyTrainResult& r) { return std::string(to_string(r.result().convention)); }, "The paper convention of sigma.")
+      .def_property_readonly("sigma", [](const PyTrainResult& r) { return r.result().sigma; }, "The noise parameter sigma used, in its convention.")
+      .def_property_readonly("released_step", [](const PyTrainResult& r) { return r.result().released_step; }, "The step whose iterate was released: T, or the random stopping time.")
+      .def_property_readonly("batch_order", [](const PyTrainResult& r) { return r.result().batch_order; },
                              "How the batches were drawn (the model file's configuration.batch_order).")
-      .def_property_readonly("clipping_acts", [](const PyTrainResult& r) { return r.result.clipping_acts; }, "True when clipping can change a gradient (the clip norm is below the gradient bound).")
-      .def_property_readonly("clipped_examples", [](const PyTrainResult& r) { return r.result.clipped_examples; }, "Per-example gradients that clipping shortened.")
-      .def_property_readonly("max_constraint_excess", [](const PyTrainResult& r) { return r.result.max_constraint_excess; }, "The largest constraint excess of an iterate after projection (<= 0 up to rounding).")
+      .def_property_readonly("clipping_acts", [](const PyTrainResult& r) { return r.result().clipping_acts; }, "True when clipping can change a gradient (the clip norm is below the gradient bound).")
+      .def_property_readonly("clipped_examples", [](const PyTrainResult& r) { return r.result().clipped_examples; }, "Per-example gradients that clipping shortened.")
+      .def_property_readonly("max_constraint_excess", [](const PyTrainResult& r) { return r.result().max_constraint_excess; }, "The largest constraint excess of an iterate after projection (<= 0 up to rounding).")
       .def_property_readonly("uses", [](const PyTrainResult& r) {
-        return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result.uses.size()), r.result.uses.data());
+        return py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.result().uses.size()), r.result().uses.data());
       }, "How often each record (each user, with users) entered a batch.")
       .def_property_readonly("user_level", [](const PyTrainResult& r) -> py::object {
-        if (!r.result.user_level) return py::none();
-        const train::UserLevel& u = *r.result.user_level;
+        if (!r.result().user_level) return py::none();
+        const train::UserLevel& u = *r.result().user_level;
         py::dict d;
         d["unit"] = "user";
         d["users"] = u.users;
@@ -397,79 +405,107 @@ user, n = the number of users, user-level adjacency; result.user_level states it
         return d;
       }, "With users: the user-level adjacency (users, records, message norm bound, sensitivity "
          "2 eta L / m), as `hsdp train --users` states it; None otherwise.")
-      .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result.notes; }, "Remarks on the run (what the trainer enforced or chose).")
+      .def_property_readonly("notes", [](const PyTrainResult& r) { return r.result().notes; }, "Remarks on the run (what the trainer enforced or chose).")
       .def_property_readonly("plan", [](const PyTrainResult& r) -> py::object {
-        if (r.result.plan_summary.empty()) return py::none();
+        if (r.result().plan_summary.empty()) return py::none();
         py::dict d;
-        d["summary"] = r.result.plan_summary;
-        d["chosen"] = r.result.plan_chosen;
+        d["summary"] = r.result().plan_summary;
+        d["chosen"] = r.result().plan_chosen;
         py::dict candidates;
-        for (const auto& [sampling, std] : r.result.plan_candidates) candidates[py::str(sampling)] = std;
+        for (const auto& [sampling, std] : r.result().plan_candidates) candidates[py::str(sampling)] = std;
         d["candidates"] = candidates;
         return d;
       }, "What the plan chose from public quantities (with a target epsilon and fields left unset), "
          "or None: {'summary', 'chosen': the keywords it set, 'candidates': batch policy -> noise std}.")
-      .def_property_readonly("account_command", [](const PyTrainResult& r) {
-        return cli::command_line("account", r.result.account_request) + " --json";
-      }, "The `hsdp account` command that reproduces the report.")
-      .def_property_readonly("labels", [](const PyTrainResult& r) { return r.labels.describe(); },
+      .def_property_readonly("account_command", [](const PyTrainResult& r) { return r.account_command(); },
+                             "The `hsdp account` command that reproduces the report.")
+      .def_property_readonly("labels", [](const PyTrainResult& r) { return r.outcome.prepared.train.data.labels.describe(); },
                              "How the labels were mapped (e.g. \"-1 -> -1, 1 -> +1\").")
-      .def_property_readonly("preprocessing", [](const PyTrainResult& r) { return r.preprocessing; }, "How the features were prepared (public feature scales, record norm).")
+      .def_property_readonly("preprocessing", [](const PyTrainResult& r) { return r.preparation().description; },
+                             "How the features were prepared (public feature constants, record norm).")
+      .def_property_readonly("warning", [](const PyTrainResult& r) { return r.preparation().warning; },
+                             "For the data owner (also issued as a UserWarning): set when a few features dominate "
+                             "the records' norms; never part of the model document.")
+      .def_property_readonly("split", [](const PyTrainResult& r) { return r.outcome.prepared.split; },
+                             "The training and test records (\"455 train / 114 test records (split fraction 0.2, "
+                             "split seed 1)\"; arrays: \"569 train records (no test records)\").")
+      .def_property_readonly("train_evaluation", [](const PyTrainResult& r) { return evaluation(r.outcome.train_evaluation); },
+                             "The released model on the training records: {'loss', 'accuracy'}.")
+      .def_property_readonly("test_evaluation", [](const PyTrainResult& r) -> py::object {
+        if (!r.outcome.test_evaluation) return py::none();
+        return evaluation(*r.outcome.test_evaluation);
+      }, "The released model on the test records (held out or the test file), None without test records.")
       .def_property_readonly("constants", [](const PyTrainResult& r) {
         py::dict d;
-        d["record_norm_with_bias"] = r.result.constants.record_norm;
-        d["lipschitz_data"] = optional_float(r.result.constants.lipschitz_data);
-        d["smoothness"] = r.result.constants.smoothness();
-        d["strong_convexity"] = r.result.constants.l2;
-        d["derivation"] = r.result.constants.derivation;
+        d["record_norm_with_bias"] = r.result().constants.record_norm;
+        d["lipschitz_data"] = optional_float(r.result().constants.lipschitz_data);
+        d["smoothness"] = r.result().constants.smoothness();
+        d["strong_convexity"] = r.result().constants.l2;
+        d["derivation"] = r.result().constants.derivation;
         return d;
       }, "The loss-class constants the run was accounted with.")
       .def("model_json", [](const PyTrainResult& r, int indent) {
-        train::ModelFile mf{r.result.model, r.feature_scale, r.record_norm, r.label_kind, r.labels};
-        return train::to_json(mf).dump(indent);
+        return train::to_json(r.outcome.model_file()).dump(indent);
       }, py::arg("indent") = 2, "The \"model\" object of the model file `hsdp train` writes.")
-      .def("predict", [](const PyTrainResult& r, const FeaturesArg& X) {
-        Array y0(X.array.ndim() == 2 ? X.array.shape(0) : 0);
+      .def("to_json", [](const PyTrainResult& r, int indent) {
+        return train::to_json(r.outcome, r.account_command()).dump(indent);
+      }, py::arg("indent") = 2,
+         "The document `hsdp train --json` prints and `--output` writes (the model file), byte for byte.")
+      .def("to_dict", [](const PyTrainResult& r) { return to_python(train::to_json(r.outcome, r.account_command())); },
+           "The document of to_json() as Python objects.")
+      .def("text", [](const PyTrainResult& r) { return train::to_text(r.outcome, r.account_command(), r.written_to); },
+           "The text `hsdp train` prints for the same request, byte for byte.")
+      .def("predict", [](const PyTrainResult& r, const FeaturesArg& features) {
+        const Array& X = features.array;
+        Array y0(X.ndim() == 2 ? X.shape(0) : 0);
         std::fill(y0.mutable_data(), y0.mutable_data() + y0.size(), 0.0);
-        data::Dataset ds = dataset_from(X.array, y0, "X", "y");
-        if (ds.d != r.result.model.d)
-          fail("X", fmt::format("{} features", ds.d), fmt::format("{} features, as in training", r.result.model.d));
-        if (!r.feature_scale.empty()) data::scale_features(ds, r.feature_scale);
-        data::scale_rows_to_norm(ds, r.record_norm);
+        data::Dataset ds = dataset_from(X, y0, "X", "y");
+        const train::LinearModel& model = r.result().model;
+        if (ds.d != model.d)
+          fail("X", fmt::format("{} features", ds.d), fmt::format("the model's d = {} features", model.d));
+        train::prepare_like(ds, r.preparation());
         py::array_t<double> out(static_cast<py::ssize_t>(ds.n));
         auto o = out.mutable_unchecked<1>();
         std::vector<double> x(ds.d);
         for (std::size_t i = 0; i < ds.n; ++i) {
           ds.effective_row(i, x.data());
-          o(static_cast<py::ssize_t>(i)) = r.result.model.predict(x.data());
+          o(static_cast<py::ssize_t>(i)) = model.predict(x.data());
         }
         return out;
       }, py::arg("X"), "Predicted labels (+-1 for binary losses, class ids for softmax, scores for squared).")
       .def("evaluate", [](const PyTrainResult& r, const FeaturesArg& X, const LabelsArg& y) {
-        const data::Dataset ds = prepared(r, X, y);
-        return evaluation(train::evaluate(r.result.model, ds));
+        train::DataSpec records;
+        records.data = "X";
+        records.records = dataset_from(X.array, y.array, "X", "y");
+        return evaluation(train::evaluate(r.result().model, train::records_for(r.outcome.model_file(), std::move(records))));
       }, py::arg("X"), py::arg("y"), "{'loss': mean data loss, 'accuracy': fraction correct or None}.")
       .def("__repr__", [](const PyTrainResult& r) {
-        return fmt::format("<hsdp.TrainResult {} parameters, released step {} of {}>", r.result.model.parameters(),
-                           r.result.released_step, r.result.run.steps);
+        return fmt::format("<hsdp.TrainResult {} parameters, released step {} of {}>", r.result().model.parameters(),
+                           r.result().released_step, r.result().run.steps);
       });
 
-  m.def("train", &train_like_cli, py::arg("X"), py::arg("y"), py::kw_only(), py::arg("model") = "logistic",
+  m.def("train", &train_like_cli, py::arg("X") = py::none(), py::arg("y") = py::none(), py::kw_only(),
+        py::arg("data") = py::none(), py::arg("format") = "csv", py::arg("labels") = py::none(),
+        py::arg("label_column") = py::none(), py::arg("classes") = std::vector<std::string>{},
+        py::arg("test_data") = py::none(), py::arg("test_labels") = py::none(),
+        py::arg("test_fraction") = py::none(), py::arg("split_seed") = 1,
+        py::arg("model") = "logistic",
         py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0, py::arg("huber_smoothing") = 0.5,
-        py::arg("label_bound") = 1.0, py::arg("bias") = true, py::arg("record_norm") = 1.0,
+        py::arg("label_bound") = 1.0, py::arg("bias") = true, py::arg("record_norm") = py::none(),
         py::arg("constraint") = "ball", py::arg("radius") = py::none(), py::arg("sampling") = py::none(),
         py::arg("batch_size") = py::none(), py::arg("steps") = py::none(), py::arg("epochs") = py::none(),
         py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(), py::arg("noise") = "gaussian",
         py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
         py::arg("delta") = py::none(), py::arg("no_noise") = false, py::arg("release") = py::none(),
         py::arg("clip") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
-        py::arg("feature_scale") = std::vector<double>{}, py::arg("users") = py::none(),
-        py::arg("feature_storage") = "auto", train_doc.c_str());
+        py::arg("feature_scale") = std::vector<double>{}, py::arg("feature_ranges") = py::none(),
+        py::arg("users") = py::none(), py::arg("feature_storage") = "auto", py::arg("output") = py::none(),
+        train_doc.c_str());
 
   m.def("audit_mia", &audit_mia_like_cli, py::arg("X"), py::arg("y"), py::kw_only(),
         py::arg("model") = "logistic", py::arg("algorithm") = "noisy-sgd", py::arg("l2") = 0.0,
         py::arg("huber_smoothing") = 0.5, py::arg("label_bound") = 1.0, py::arg("bias") = true,
-        py::arg("record_norm") = 1.0, py::arg("constraint") = "ball", py::arg("radius") = py::none(),
+        py::arg("record_norm") = py::none(), py::arg("constraint") = "ball", py::arg("radius") = py::none(),
         py::arg("sampling") = py::none(), py::arg("batch_size") = py::none(), py::arg("steps") = py::none(),
         py::arg("epochs") = py::none(), py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(),
         py::arg("noise") = "gaussian", py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(),

@@ -14,6 +14,9 @@ import hsdp
 from conftest import cli_json
 
 BREAST_CANCER = pathlib.Path("/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv")
+# Raw breast_cancer rows are dominated by two features: hsdp.train warns the data owner
+# (python/tests/test_train_request.py tests the warning); these tests are about other things.
+pytestmark = pytest.mark.filterwarnings("ignore:for the data owner")
 
 
 @pytest.fixture(scope="module")
@@ -143,10 +146,12 @@ def test_plan_of_a_target(data):
     X, y = data
     r = hsdp.train(X, y, epsilon=1.0, delta=1e-5, seed=1)
     assert r.plan is not None
-    assert set(r.plan["chosen"]) == {"radius", "eta", "batch_size", "epochs", "sampling"}
-    # n = 569, logistic on norm-1 records: T = round(569 mu / (2 sqrt(2) 3.96)) = 14 full batches.
+    assert set(r.plan["chosen"]) == {"record_norm", "radius", "eta", "batch_size", "epochs", "sampling"}
+    # n = 569, logistic on records scaled to R = 2 (X = sqrt(5) with the bias):
+    # T = round(sqrt(2) 569 mu / (2 sqrt(5) 1.584 sqrt(5))) = 14 full batches.
     assert r.run.batch_size == 569 and r.run.steps == 14 and r.run.sampling == "full"
-    assert "T = round(n mu / (2 L eta)) = 14" in r.plan["summary"]
+    assert "T = round(sqrt(2) n mu / (2 L eta X)) = 14" in r.plan["summary"]
+    assert json.loads(r.model_json())["record_norm"] == 2.0
     assert r.epsilon <= 1.0
     kept = hsdp.train(X, y, epsilon=1.0, delta=1e-5, seed=1, batch_size=64, sampling="cyclic")
     assert kept.run.batch_size == 64 and kept.run.sampling == "cyclic"

@@ -12,9 +12,11 @@ from conftest import REPO, run_cli
 sys.path.insert(0, str(REPO / "scripts"))
 from stubgen import signature_line, split_top  # noqa: E402  (how the stubs read a signature)
 
-# The keywords of hsdp.train that are not fields of the training run.
-TRAIN_REQUEST = {"X", "y", "epsilon", "delta", "no_noise", "seed", "positive", "feature_scale", "users",
-                 "feature_storage"}
+# The keywords of hsdp.train that are not fields of the training run: the data (the data
+# flags of `hsdp train`, or the arrays X, y) and the request's noise target, seed and output.
+TRAIN_REQUEST = {"X", "y", "data", "format", "labels", "label_column", "classes", "test_data", "test_labels",
+                 "test_fraction", "split_seed", "epsilon", "delta", "no_noise", "seed", "positive", "feature_scale",
+                 "feature_ranges", "users", "feature_storage", "output"}
 
 
 def keywords(function):

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "hsdp/calibrate.hpp"
 #include "hsdp/divergence/pld.hpp"
@@ -60,13 +61,17 @@ double gdp_mu_for(double epsilon, double delta) {
 }
 
 TrainingRule training_rule(std::int64_t n, double lipschitz, double eta, double epsilon, double delta,
-                           std::optional<std::int64_t> batch_size) {
+                           std::optional<std::int64_t> batch_size, double record_norm_with_bias) {
   require_range(opt("n"), n, 1, std::int64_t{1} << 53);
   require_positive(opt("lipschitz"), lipschitz);
   require_positive(opt("eta"), eta);
+  require_positive("record_norm_with_bias", record_norm_with_bias);
   TrainingRule r;
   r.mu = gdp_mu_for(epsilon, delta);
-  const double Td = std::round(static_cast<double>(n) * r.mu / (2 * lipschitz * eta));
+  // The released iterate's noise per coordinate, 2 L eta T / (n mu) for T full-batch steps
+  // (T + l^2 for cyclic batches, about T for Poisson), times the record's norm X: sqrt(2).
+  const double Td = std::round(static_cast<double>(n) * r.mu / (2 * lipschitz * eta) *
+                               (std::numbers::sqrt2 / record_norm_with_bias));
   r.target_steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min(Td, 1e12)));
   if (batch_size) {
     r.batch_size = require_range(opt("batch_size"), *batch_size, 1, n);
@@ -80,6 +85,13 @@ TrainingRule training_rule(std::int64_t n, double lipschitz, double eta, double 
   // Whole epochs when the batches partition the records (the cyclic analyses' fast path).
   r.steps = (n % r.batch_size == 0 && n / r.batch_size == l) ? r.epochs * l : r.target_steps;
   return r;
+}
+
+std::vector<Sampling> batch_policy_candidates(Release release) {
+  // Deterministic and shuffled orders are certified by the last-iterate analyses only; with
+  // release = every, composition cannot amplify them, so Poisson alone.
+  if (release == Release::every) return {Sampling::poisson};
+  return {Sampling::cyclic, Sampling::shuffle, Sampling::poisson};
 }
 
 PolicyCandidate calibrate_policy(Run base, Sampling sampling, double epsilon, double delta) {
@@ -136,7 +148,7 @@ Plan plan_noisy_sgd(const PlanProblem& p) {
   if (rule.batch_size >= p.n) {
     candidates.push_back(calibrate_policy(base, Sampling::full, p.epsilon, p.delta));
   } else {
-    for (Sampling s : {Sampling::cyclic, Sampling::shuffle, Sampling::poisson})
+    for (Sampling s : batch_policy_candidates(base.release))
       candidates.push_back(calibrate_policy(base, s, p.epsilon, p.delta));
   }
   const PolicyCandidate* best = nullptr;

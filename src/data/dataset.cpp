@@ -3,9 +3,40 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
+#include "hsdp/errors.hpp"
+
 namespace hsdp::data {
+
+Dataset stored_as(Dataset ds, FeatureStorage storage) {
+  if (storage == FeatureStorage::float64) return ds;
+  if (ds.compact() || !ds.feature_scale.empty() || !ds.row_scale.empty())
+    throw std::logic_error("stored_as: float64 records not yet scaled expected");
+  const std::size_t d = ds.d;
+  auto where = [&](std::size_t k) { return fmt::format("{}[{}, {}]", ds.source, k / d, k % d); };
+  if (storage == FeatureStorage::float32) {
+    ds.x32.resize(ds.x.size());
+    for (std::size_t k = 0; k < ds.x.size(); ++k) {
+      ds.x32[k] = static_cast<float>(ds.x[k]);
+      if (!std::isfinite(ds.x32[k]))
+        fail(where(k), ds.x[k], fmt::format("within the float32 range ({} float32)", error_field("feature_storage")));
+    }
+  } else {
+    ds.x8.resize(ds.x.size());
+    for (std::size_t k = 0; k < ds.x.size(); ++k) {
+      const double v = ds.x[k];
+      if (!(v >= 0 && v <= 255 && v == std::floor(v)))
+        fail(where(k), v, fmt::format("an integer 0..255 ({} uint8)", error_field("feature_storage")));
+      ds.x8[k] = static_cast<std::uint8_t>(v);
+    }
+  }
+  ds.x.clear();
+  ds.x.shrink_to_fit();
+  ds.storage = storage;
+  return ds;
+}
 
 std::string_view to_string(FeatureStorage storage) {
   switch (storage) {

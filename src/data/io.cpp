@@ -368,6 +368,15 @@ std::unique_ptr<LineSource> open_lines(const std::string& path, const DataLimits
   return std::make_unique<ByteLines>(open_bytes(path), path, 1, limits);
 }
 
+std::unique_ptr<LineSource> open_lines(const std::string& path, const Param& field) {
+  try {
+    return open_lines(path);
+  } catch (const InvalidArgument& e) {  // name the caller's field, not the reader's "path"
+    if (e.field() != "path") throw;
+    fail(field, e.value(), e.range());
+  }
+}
+
 std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name, const DataLimits& limits) {
   return std::make_unique<StreamLines>(in, name, limits);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hsdp/data/readers.hpp"
+#include "hsdp/errors.hpp"
 
 namespace hsdp::data::detail {
 
@@ -47,6 +48,9 @@ class LineSource {
 
 /// Reads `path` (plain or gzip, detected from its content) in chunks, never whole.
 std::unique_ptr<LineSource> open_lines(const std::string& path, const DataLimits& limits = {});
+/// The same for a file a request states in `field` (a users file, a feature-ranges file): a
+/// missing or unreadable file is an InvalidArgument naming that field, not the reader's "path".
+std::unique_ptr<LineSource> open_lines(const std::string& path, const Param& field);
 std::unique_ptr<LineSource> istream_lines(std::istream& in, const std::string& name,
                                           const DataLimits& limits = {});
 

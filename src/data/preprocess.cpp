@@ -172,6 +172,26 @@ Preprocessing scale_features(Dataset& data, const std::vector<double>& public_sc
           false};
 }
 
+Preprocessing center_features(Dataset& data, const std::vector<double>& public_center) {
+  require_shape(data);
+  if (data.compact())
+    fail(opt("feature_storage"), std::string(to_string(data.storage)),
+         "float64 to centre features on public constants (centring is not a scale, so compact "
+         "storage cannot hold the result)");
+  if (public_center.size() != data.d)
+    fail("public_center.size()", std::to_string(public_center.size()),
+         fmt::format("the number of features d = {}", data.d));
+  for (std::size_t j = 0; j < public_center.size(); ++j)
+    require_finite(fmt::format("public_center[{}]", j), public_center[j]);
+  for (std::size_t i = 0; i < data.n; ++i) {
+    double* row = data.row(i);
+    for (std::size_t j = 0; j < data.d; ++j) row[j] -= public_center[j];
+  }
+  return {"features centred on stated public constants; the constants do not depend on the data, so it "
+          "does not leak privacy",
+          false};
+}
+
 Preprocessing standardize_from_data(Dataset& data) {
   require_shape(data);
   if (data.compact())

@@ -27,13 +27,7 @@ void assign_users(Dataset& data, std::vector<std::string> ids, const Param& fiel
 }
 
 void read_users(Dataset& data, const std::string& path, const Param& field) {
-  std::unique_ptr<detail::LineSource> lines;
-  try {
-    lines = detail::open_lines(path);
-  } catch (const InvalidArgument& e) {  // name the caller's field, not the reader's "path"
-    if (e.field() != "path") throw;
-    fail(field, e.value(), e.range());
-  }
+  const std::unique_ptr<detail::LineSource> lines = detail::open_lines(path, field);
   std::vector<std::string> ids;
   ids.reserve(data.n);
   std::string line;

@@ -129,6 +129,18 @@ data::Collectives collectives() {
   return c;
 }
 
+Layout layout() {
+  Layout l;
+  l.rank = the_world.rank;
+  l.size = the_world.size;
+  if (l.size > 1) {
+    l.collectives = collectives();
+    l.data_parallel = data_parallel();
+    l.federation = federation();
+  }
+  return l;
+}
+
 void abort_job(std::string_view message, int status) {
   if (the_world.size > 1)
     std::fprintf(stderr, "hsdp: error: rank %d: %.*s\n", the_world.rank,

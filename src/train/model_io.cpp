@@ -37,6 +37,7 @@ nlohmann::json to_json(const ModelFile& f) {
   }
   j["weights"] = w;
   j["intercept"] = b;
+  if (!f.feature_center.empty()) j["feature_center"] = f.feature_center;
   if (!f.feature_scale.empty()) j["feature_scale"] = f.feature_scale;
   j["record_norm"] = f.record_norm;
   j["l2"] = m.loss.l2;
@@ -119,8 +120,8 @@ class Schema {
 };
 
 // The keys a version 1 model object may have.
-constexpr std::array<std::string_view, 13> kModelKeys{"loss",   "features",    "bias",          "outputs", "weights",
-                                                      "intercept", "feature_scale", "record_norm", "l2",
+constexpr std::array<std::string_view, 14> kModelKeys{"loss",   "features",    "bias",          "outputs", "weights",
+                                                      "intercept", "feature_scale", "feature_center", "record_norm", "l2",
                                                       "huber_smoothing", "label_bound", "classes", "labels"};
 
 }  // namespace
@@ -189,6 +190,7 @@ ModelFile model_from_json(const nlohmann::json& doc, const std::string& name) {
     if (bias) f.model.theta[k * p + d] = intercept[k];
   }
   if (m.has("feature_scale")) f.feature_scale = m.numbers(j["feature_scale"], "feature_scale", d);
+  if (m.has("feature_center")) f.feature_center = m.numbers(j["feature_center"], "feature_center", d);
 
   // The label mapping: the kind the loss reads, raw labels distinct, mapped values the kind's.
   const json& l = m.at("labels");

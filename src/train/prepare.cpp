@@ -7,6 +7,7 @@
 
 #include "hsdp/errors.hpp"
 #include "hsdp/limits.hpp"
+#include "hsdp/train/planner.hpp"
 
 namespace hsdp::train {
 
@@ -37,13 +38,24 @@ namespace {
 
 // prepare_records on `data`, which is the whole training set (world == nullptr) or the part
 // of it that starts at record `first` of the whole.
-Preparation prepare(data::Dataset& data, const TrainConfig& config,
-                    const std::vector<double>& feature_scale, const data::Collectives* world,
-                    std::size_t first) {
+// The ranges' text: "[min, max]" of the first few features.
+std::string listed_ranges(const std::vector<data::FeatureRange>& ranges) {
+  std::string out;
+  for (std::size_t j = 0; j < ranges.size() && j < 4; ++j)
+    out += fmt::format("{}[{}, {}]", j ? ", " : "", show(ranges[j].min), show(ranges[j].max));
+  return ranges.size() > 4 ? out + ", ..." : out;
+}
+
+Preparation prepare(data::Dataset& data, const TrainConfig& config, const PublicFeatures& features,
+                    const data::Collectives* world, std::size_t first) {
   Preparation p;
   p.record_norm = config.record_norm;
-  if (!feature_scale.empty()) {
-    // Public constants (e.g. 1/255 for pixels, or documented feature ranges): record-local.
+  if (!features.scale.empty() && !features.ranges.empty())
+    fail(opt("feature_ranges"), "(given)", fmt::format("absent when {} is given (both state the public "
+                                                       "constants of the features)", error_field("feature_scale")));
+  if (!features.scale.empty()) {
+    // Public constants (e.g. 1/255 for pixels, or documented feature maxima): record-local.
+    const auto& feature_scale = features.scale;
     if (feature_scale.size() != 1 && feature_scale.size() != data.d)
       fail(opt("feature_scale"), fmt::format("{} values", feature_scale.size()),
            fmt::format("one value, or one per feature (d = {})", data.d));
@@ -56,6 +68,31 @@ Preparation prepare(data::Dataset& data, const TrainConfig& config,
     p.feature_scale =
         feature_scale.size() == 1 ? std::vector<double>(data.d, feature_scale[0]) : feature_scale;
     p.description = data::scale_features(data, p.feature_scale).description + "; ";
+  }
+  if (!features.ranges.empty()) {
+    // Documented ranges onto [-1, 1]: a public centre and scale per feature, record-local.
+    // Centring matters for linear models trained with noise: features that are all positive
+    // put every record in a narrow cone, whose common direction the bias must cancel before
+    // the noisy steps can separate the classes.
+    const auto& ranges = features.ranges;
+    if (ranges.size() != 1 && ranges.size() != data.d)
+      fail(opt("feature_ranges"), fmt::format("{} ranges", ranges.size()),
+           fmt::format("one range, or one per feature (d = {})", data.d));
+    for (std::size_t j = 0; j < data.d; ++j) {
+      const data::FeatureRange& r = ranges[ranges.size() == 1 ? 0 : j];
+      if (!(r.min < r.max) || !std::isfinite(r.max - r.min))
+        fail(opt("feature_ranges"), fmt::format("[{}, {}] (feature {})", show(r.min), show(r.max), j + 1),
+             "finite ranges with min < max");
+      p.feature_center.push_back(r.min / 2 + r.max / 2);
+      p.feature_scale.push_back(2 / (r.max - r.min));
+    }
+    data::center_features(data, p.feature_center);
+    data::scale_features(data, p.feature_scale);
+    p.description = fmt::format(
+        "feature j mapped from its stated public range [min_j, max_j] = [{}] onto [-1, 1] (x_j <- (x_j - "
+        "(min_j + max_j)/2) * 2/(max_j - min_j)); the constants do not depend on the data, so it does not leak "
+        "privacy; ",
+        listed_ranges(ranges));
   }
   // Before the rows are scaled: how much of each record's squared norm sits in its two
   // largest features. Above 95% on average (raw breast-cancer rows: 97%, the area features, in
@@ -112,15 +149,18 @@ Preparation prepare(data::Dataset& data, const TrainConfig& config,
 
 }  // namespace
 
-Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
-                            const std::vector<double>& feature_scale) {
-  return prepare(data, config, feature_scale, nullptr, 0);
+Preparation prepare_records(data::Dataset& data, const TrainConfig& config, const PublicFeatures& features) {
+  return prepare(data, config, features, nullptr, 0);
 }
 
-Preparation prepare_records(data::Part& part, const TrainConfig& config,
-                            const std::vector<double>& feature_scale,
+Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
+                            const std::vector<double>& feature_scale) {
+  return prepare(data, config, PublicFeatures{feature_scale, {}}, nullptr, 0);
+}
+
+Preparation prepare_records(data::Part& part, const TrainConfig& config, const PublicFeatures& features,
                             const data::Collectives& world) {
-  return prepare(part.data, config, feature_scale, &world, part.first());
+  return prepare(part.data, config, features, &world, part.first());
 }
 
 data::LabelKind map_labels_for(data::Part& part, TrainConfig& config,
@@ -144,11 +184,14 @@ Evaluation evaluate(const LinearModel& model, const data::Part& part, const data
 Preparation prepare(data::Dataset& data, TrainConfig& config,
                     const std::optional<std::string>& positive,
                     const std::vector<double>& feature_scale) {
+  // The plan's record norm, as the training request prepares its records (train/request.hpp).
+  if (const auto R = planned_record_norm(config)) config.record_norm = *R;
   map_labels_for(data, config, positive);
   return prepare_records(data, config, feature_scale);
 }
 
 void prepare_like(data::Dataset& other, const Preparation& p) {
+  if (!p.feature_center.empty()) data::center_features(other, p.feature_center);
   if (!p.feature_scale.empty()) data::scale_features(other, p.feature_scale);
   data::scale_rows_to_norm(other, p.record_norm);
 }

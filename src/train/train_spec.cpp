@@ -24,9 +24,10 @@ TrainField re(TrainField f, double TrainSpec::*m, Range range = Range::any) {
   f.range = range;
   return f;
 }
-TrainField re(TrainField f, std::optional<double> TrainSpec::*m) {
+TrainField re(TrainField f, std::optional<double> TrainSpec::*m, Range range = Range::any) {
   f.type = Type::real;
   f.optional_real = m;
+  f.range = range;
   return f;
 }
 TrainField in(TrainField f, std::optional<std::int64_t> TrainSpec::*m) {
@@ -58,7 +59,8 @@ const std::vector<TrainField>& table() {
          Range::positive),
       re({"label_bound", "Squared loss: bound Y on |label|"}, &TrainSpec::label_bound, Range::positive),
       sw({"no_bias", "No intercept"}, &TrainSpec::no_bias),
-      re({"record_norm", "R: every record is scaled to ||x|| <= R (record-local; the bias adds 1 to R^2)"},
+      re({"record_norm", "R: every record is scaled to ||x|| <= R (record-local; the bias adds 1 to R^2); "
+                         "default 1, planned with a target epsilon"},
          &TrainSpec::record_norm, Range::positive),
       wd({"constraint", "Constraint set: ball|box|none"}, &TrainSpec::constraint, "ball|box|none"),
       re({"radius", "Radius r of the ball (half-width of the box); default 10, planned with a target epsilon"}, &TrainSpec::radius),
@@ -121,17 +123,18 @@ TrainConfig TrainSpec::resolve() const {
   TrainConfig c;
   c.algorithm = parse_algorithm(o.algorithm);
   c.loss.kind = parse_loss(o.model);
-  // The real fields with a range in the table, in its order.
+  // The real fields with a range in the table (stated ones, for an optional field), in its order.
   for (const TrainField& f : fields()) {
-    if (!f.real || f.range == Range::any) continue;
-    if (f.range == Range::positive) require_positive(opt(f.name), o.*f.real);
-    else require_nonnegative(opt(f.name), o.*f.real);
+    if (f.range == Range::any || !(f.real || (f.optional_real && o.*f.optional_real))) continue;
+    const double v = f.real ? o.*f.real : *(o.*f.optional_real);
+    if (f.range == Range::positive) require_positive(opt(f.name), v);
+    else require_nonnegative(opt(f.name), v);
   }
   c.loss.l2 = o.l2;
   c.loss.huber_smoothing = o.huber_smoothing;
   c.loss.label_bound = o.label_bound;
   c.bias = !o.no_bias;
-  c.record_norm = o.record_norm;
+  c.record_norm = o.record_norm.value_or(1.0);
   c.constraint.kind = pick_choice<ConstraintKind>(
       opt("constraint"), o.constraint,
       {{"ball", ConstraintKind::ball}, {"box", ConstraintKind::box}, {"none", ConstraintKind::none}});
@@ -168,7 +171,8 @@ TrainConfig TrainSpec::resolve() const {
                 .batch_size = !o.batch_size,
                 .length = !o.epochs && !o.steps,
                 .eta = !o.eta,
-                .radius = !o.radius};
+                .radius = !o.radius,
+                .record_norm = !o.record_norm};
   return c;
 }
 

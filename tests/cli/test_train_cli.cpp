@@ -110,6 +110,53 @@ TEST(TrainCli, PredictScoresTheSavedModelLikeTheLibrary) {
   EXPECT_EQ(lines, 570);  // header + one per record
 }
 
+// The shipped public feature ranges (data/feature-ranges/, docs/data.md): each feature mapped
+// onto [-1, 1] before the record norm; the model file keeps the centre and scale, and predict
+// on the test part of the split sees the records as training did (its accuracy is the
+// document's test accuracy). A malformed ranges file names the flag and its line.
+TEST(TrainCli, FeatureRangesFileAndPredict) {
+  ASSERT_TRUE(std::filesystem::exists(kBreastCancer));
+  const std::string ranges = std::string(HSDP_SOURCE_DIR) + "/data/feature-ranges/breast_cancer.txt";
+  const std::string model = temp_path("ranges_model.json"), test = temp_path("ranges_test.csv");
+  auto r = run_cli("train --data " + kBreastCancer + " --feature-ranges " + ranges +
+                   " --model logistic --epsilon 1 --seed 3 --json --output " + model);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json doc = parse(r.out);
+  const auto center = doc["model"]["feature_center"].get<std::vector<double>>();
+  const auto scale = doc["model"]["feature_scale"].get<std::vector<double>>();
+  ASSERT_EQ(center.size(), 30u);
+  EXPECT_DOUBLE_EQ(center[0], (6.981 + 28.11) / 2);  // radius (mean): [6.981, 28.11]
+  EXPECT_DOUBLE_EQ(scale[0], 2 / (28.11 - 6.981));
+  EXPECT_NE(doc["configuration"]["preprocessing"].get<std::string>().find("[6.981, 28.11]"), std::string::npos);
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;  // the features are comparable now
+  // The test part of the split (split seed 1, fraction 0.2), as a file of its own.
+  auto all = hsdp::data::read_csv(kBreastCancer);
+  const auto parts = hsdp::data::train_test_split(all, 0.2, 1);
+  {
+    std::ifstream in(kBreastCancer);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::ofstream out(test);
+    for (const std::size_t origin : parts.second.origin) out << lines[origin - 1] << "\n";
+  }
+  r = run_cli("predict --model-file " + model + " --data " + test + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(parse(r.out)["records"], 114);
+  EXPECT_EQ(parse(r.out)["accuracy"].get<double>(), doc["test_accuracy"].get<double>());
+
+  const std::string bad = temp_path("bad_ranges.txt");
+  std::ofstream(bad) << "0 1\n2 1\n";
+  r = run_cli("train --data " + kBreastCancer + " --feature-ranges " + bad + " --model logistic --sigma 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--feature-ranges = " + bad + ":2: min 2 max 1: must be min < max on every line"),
+            std::string::npos)
+      << r.err;
+  r = run_cli("train --data " + kBreastCancer + " --feature-ranges " + ranges + " --feature-scale 2 --model logistic --sigma 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--feature-ranges = (given): must be absent when --feature-scale is given"), std::string::npos)
+      << r.err;
+}
+
 TEST(TrainCli, SoftmaxOnIrisAndSquaredLoss) {
   const std::string iris = kData + "iris.csv";
   ASSERT_TRUE(std::filesystem::exists(iris));
@@ -225,14 +272,24 @@ TEST(TrainCli, FirstCommandDefaults) {
   ASSERT_EQ(r.status, 0) << r.err;
   const json out = parse(r.out);
   EXPECT_EQ(out["report"]["query"]["delta"].get<double>(), 1e-5);
-  // With a target the plan chooses (docs/training.md): 216 records at eps = 1 -> T = 5 full
-  // batches (l = 1), stored in the model file.
+  // With a target the plan chooses (docs/training.md): records scaled to R = 2 (the bias
+  // weighs half a record: L = sqrt(5)), 216 records at eps = 1 -> T = 5 full batches (l = 1),
+  // stored in the model file.
   EXPECT_EQ(out["report"]["run"]["batch_size"].get<std::int64_t>(), 216);
   EXPECT_EQ(out["report"]["run"]["steps"].get<std::int64_t>(), 5);
-  EXPECT_EQ(out["configuration"]["plan"]["chosen"].size(), 5u);
-  EXPECT_NE(out["configuration"]["plan"]["summary"].get<std::string>().find("T = round(n mu / (2 L eta)) = 5"),
+  EXPECT_EQ(out["model"]["record_norm"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(out["report"]["run"]["lipschitz"].get<double>(), std::sqrt(5.0));
+  EXPECT_EQ(out["configuration"]["plan"]["chosen"].size(), 6u);
+  EXPECT_NE(out["configuration"]["plan"]["summary"].get<std::string>().find(
+                "T = round(sqrt(2) n mu / (2 L eta X)) = 5; R = 2"),
             std::string::npos);
   EXPECT_GT(out["test_accuracy"].get<double>(), 0.6);
+  // A stated record norm is kept.
+  const auto stated = run_cli("train --data " + heart + " --format libsvm --model logistic --epsilon 1 --seed 1 "
+                              "--record-norm 1 --json");
+  ASSERT_EQ(stated.status, 0) << stated.err;
+  EXPECT_EQ(parse(stated.out)["model"]["record_norm"].get<double>(), 1.0);
+  EXPECT_EQ(parse(stated.out)["report"]["run"]["steps"].get<std::int64_t>(), 5);
   // Without a target nothing is planned; the default batch never exceeds a quarter of n.
   const auto fixed = run_cli("train --data " + heart + " --format libsvm --model logistic --sigma 1 --seed 1 --json");
   ASSERT_EQ(fixed.status, 0) << fixed.err;

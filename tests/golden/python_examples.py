@@ -31,6 +31,12 @@ print(hsdp.calibrate(run, "noise", epsilon=1.0, delta=1e-5).to_json())
 print(hsdp.plan("federated", epsilon=1, delta=1e-5, n=1000, lipschitz=1, smoothness=1,
                 strong_convexity=0.5, diameter=2, dimension=5).to_json())
 
+# docs/python.md, "From a data file": the request of `hsdp train --data ... --json`
+heart = "/usr/share/doc/liblinear-tools/examples/heart_scale"
+r = hsdp.train(data=heart, format="libsvm", model="logistic", epsilon=1, seed=1)
+print(r.text(), end="")
+print(r.split, r.test_evaluation["accuracy"], r.plan["chosen"])
+
 # examples/python_tour.py (two training targets: HSDP_TOUR_QUICK)
 os.environ["HSDP_TOUR_QUICK"] = "1"
 tour = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python_tour.py"

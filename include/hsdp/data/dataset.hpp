@@ -100,6 +100,12 @@ struct Dataset {
   [[noreturn]] static void compact_row_error();
 };
 
+/// `data` (float64 storage, nothing scaled yet, e.g. an array handed over by a front end)
+/// held as `storage`: float32 needs every value within the float32 range, uint8 integers
+/// 0..255; an offending value throws InvalidArgument naming "<source>[i, j]" (0-based) and
+/// feature_storage. float64 returns `data` unchanged.
+Dataset stored_as(Dataset data, FeatureStorage storage);
+
 /// A float64 copy of `data` (the effective features materialised, scales applied; labels,
 /// origin and source kept). For the few places that need doubles (e.g. the membership
 /// audit's canary); the trainer reads compact storage directly.

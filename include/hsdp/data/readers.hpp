@@ -175,6 +175,21 @@ Preprocessing scale_rows_to_norm(Dataset& dataset, double R);
 /// x_ij <- x_ij * public_scale[j] with user-stated public constants (size d, finite).
 /// Compact storage: only the feature constants c_j change.
 Preprocessing scale_features(Dataset& dataset, const std::vector<double>& public_scale);
+/// A public range of a feature, [min, max] with min < max: what a data set's documentation
+/// states about the values a feature takes (scikit-learn's descr/*.rst Min/Max tables, the
+/// 0..255 of an 8-bit pixel). Never computed from the records.
+struct FeatureRange {
+  double min = 0, max = 1;
+};
+/// Reads public feature ranges: one range per non-blank line, "min max" (whitespace or a
+/// comma between them), "#" starts a comment; one line states the range of every feature,
+/// otherwise one line per feature in column order. Plain or gzip. A malformed line, or a
+/// range with max <= min, throws InvalidArgument naming `field` and "path:line".
+std::vector<FeatureRange> read_feature_ranges(const std::string& path, const Param& field);
+/// x_ij <- (x_ij - public_center[j]) with user-stated public constants (size d, finite):
+/// centring is not a scale, so float64 storage only (compact storage throws
+/// InvalidArgument naming feature_storage).
+Preprocessing center_features(Dataset& dataset, const std::vector<double>& public_center);
 /// x_ij <- (x_ij - mean_j) / std_j with the dataset's own mean and standard deviation
 /// (std 0 -> left centred only). Allowed, but leaks_privacy = true and the description says
 /// why: the statistics depend on every record and are not covered by any privacy analysis.

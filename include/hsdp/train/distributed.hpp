@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "hsdp/data/shard.hpp"
+#include "hsdp/train/request.hpp"
 #include "hsdp/train/trainer.hpp"
 
 namespace hsdp::train::distributed {
@@ -39,6 +40,11 @@ TrainConfig::Federation federation();
 /// The collectives of a sharded read (data/shard.hpp) in MPI_COMM_WORLD: MPI_Allgather of
 /// one 64-bit count, MPI_Allgatherv of text, MPI_Allreduce(SUM) of doubles.
 data::Collectives collectives();
+
+/// The layout of this job for a training request (train/request.hpp): one process, or
+/// the world's processes with the hooks above (the request picks federated or data-parallel
+/// by the algorithm).
+Layout layout();
 
 /// Stops the whole job (MPI_Abort on every process) with `status` after printing
 /// "hsdp: error: rank R: message" to stderr; without MPI, prints the message and exits.

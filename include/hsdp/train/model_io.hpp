@@ -2,7 +2,7 @@
 //
 // {"format": "hsdp-model", "version": 1,
 //  "model": {"loss", "features", "bias", "outputs", "weights": [[...] per output],
-//            "intercept": [... per output], "feature_scale", "record_norm", "l2", "huber_smoothing",
+//            "intercept": [... per output], "feature_center", "feature_scale", "record_norm", "l2", "huber_smoothing",
 //            "label_bound", "classes", "labels": {"kind", "raw": [...], "mapped": [...]}},
 //  "configuration": {...}, "train_accuracy", "test_accuracy", "train_loss", "test_loss",
 //  "report": <hsdp account --json>, "randomness", "account_command"}
@@ -22,7 +22,10 @@ namespace hsdp::train {
 /// What predict needs to score new records exactly as the training records were seen.
 struct ModelFile {
   LinearModel model;
-  /// Public per-feature constants the features were multiplied by first (empty: none).
+  /// Public per-feature constants the features were centred on first, x_j - center_j
+  /// (empty: none).
+  std::vector<double> feature_center;
+  /// Public per-feature constants the features were then multiplied by (empty: none).
   std::vector<double> feature_scale;
   double record_norm = 1.0;        ///< rows are scaled to ||x|| <= record_norm before scoring
   std::string label_kind;          ///< "plus-minus-one" | "classes" | "real"

@@ -15,10 +15,21 @@
 
 namespace hsdp::train {
 
-/// What preparation did: the per-feature scale applied (empty: none), the record norm,
-/// and the text the front ends print ("features multiplied by ...; every record scaled to
-/// L2 norm <= R = 1 ...").
+/// The public per-feature constants a request states (never computed from the records):
+/// multipliers (one value for every feature, or one per feature), or ranges [min_j, max_j]
+/// (one for every feature, or one per feature), each mapped onto [-1, 1] by
+/// x_j <- (x_j - (min_j + max_j) / 2) * 2 / (max_j - min_j). At most one of the two.
+struct PublicFeatures {
+  std::vector<double> scale;
+  std::vector<data::FeatureRange> ranges;
+  bool empty() const { return scale.empty() && ranges.empty(); }
+};
+
+/// What preparation did: the per-feature centre and scale applied (x_j <- (x_j - center_j)
+/// * scale_j; empty: none), the record norm, and the text the front ends print ("features
+/// multiplied by ...; every record scaled to L2 norm <= R = 1 ...").
 struct Preparation {
+  std::vector<double> feature_center;
   std::vector<double> feature_scale;
   double record_norm = 1.0;
   std::string description;
@@ -35,14 +46,17 @@ struct Preparation {
 data::LabelKind map_labels_for(data::Dataset& data, TrainConfig& config,
                                const std::optional<std::string>& positive);
 
-/// The record-local part: multiplies the features by the public `feature_scale` (one value
-/// for every feature, or one per feature), scales every row to ||x|| <= config.record_norm,
-/// and checks |y| <= config.loss.label_bound for the squared loss. Throws InvalidArgument
-/// naming feature_scale or label_bound.
+/// The record-local part: applies the public feature constants (ranges: float64 storage
+/// only), scales every row to ||x|| <= config.record_norm, and checks |y| <=
+/// config.loss.label_bound for the squared loss. Throws InvalidArgument naming feature_scale,
+/// feature_ranges or label_bound.
+Preparation prepare_records(data::Dataset& data, const TrainConfig& config, const PublicFeatures& features);
+/// The same with multipliers only.
 Preparation prepare_records(data::Dataset& data, const TrainConfig& config,
                             const std::vector<double>& feature_scale);
 
-/// Both: map_labels_for, then prepare_records.
+/// Both: map_labels_for, then prepare_records, at the plan's record norm when one is
+/// planned (train/planner.hpp planned_record_norm), as the training request prepares them.
 Preparation prepare(data::Dataset& data, TrainConfig& config,
                     const std::optional<std::string>& positive,
                     const std::vector<double>& feature_scale);
@@ -57,16 +71,15 @@ data::LabelKind map_labels_for(data::Part& part, TrainConfig& config,
                                const std::optional<std::string>& positive,
                                const data::Collectives& world);
 Preparation prepare_records(data::Part& part, const TrainConfig& config,
-                            const std::vector<double>& feature_scale,
-                            const data::Collectives& world);
+                            const PublicFeatures& features, const data::Collectives& world);
 
 /// The evaluation of a model on every part: the loss and correct counts summed over the
 /// processes (one sum), the same result on every process.
 Evaluation evaluate(const LinearModel& model, const data::Part& part, const data::Collectives& world);
 
 /// Other records (a test set, records to predict) prepared as `p` prepared the training
-/// records: the same feature scale and record norm (labels are mapped by the caller with the
-/// training set's mapping, apply_label_mapping).
+/// records: the same feature centre, scale and record norm (labels are mapped by the caller
+/// with the training set's mapping, apply_label_mapping).
 void prepare_like(data::Dataset& other, const Preparation& p);
 
 }  // namespace hsdp::train

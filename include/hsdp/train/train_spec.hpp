@@ -53,7 +53,9 @@ struct TrainField {
 
 struct TrainSpec {
   std::string model;  ///< logistic | squared | huber | softmax
-  double l2 = 0, huber_smoothing = 0.5, label_bound = 1, record_norm = 1;
+  double l2 = 0, huber_smoothing = 0.5, label_bound = 1;
+  /// Default 1; with a target epsilon the plan may choose it (docs/training.md).
+  std::optional<double> record_norm;
   /// Default 10; with a target epsilon the plan may choose it (docs/training.md).
   std::optional<double> radius;
   bool no_bias = false;

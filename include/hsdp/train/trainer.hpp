@@ -95,7 +95,7 @@ struct TrainConfig {
   /// built by hand states everything). With a target epsilon, noisy-sgd and noisy-gd
   /// choose them by the plan (train/planner.hpp, docs/training.md "The plan").
   struct Unstated {
-    bool sampling = false, batch_size = false, length = false, eta = false, radius = false;
+    bool sampling = false, batch_size = false, length = false, eta = false, radius = false, record_norm = false;
   } unstated;
 
   /// Data-parallel training over `size` processes (train/distributed.hpp sets this under

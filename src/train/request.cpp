@@ -1,0 +1,349 @@
+// The training request (include/hsdp/train/request.hpp): from the stated data and run to the
+// prepared records, the trained model, its report, and the document and text the front
+// ends write (docs/architecture.md, "One training request").
+#include "hsdp/train/request.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "hsdp/data/users.hpp"
+#include "hsdp/errors.hpp"
+#include "hsdp/train/planner.hpp"
+
+namespace hsdp::train {
+
+TrainConfig TrainRequest::resolve() const {
+  TrainConfig c = run.resolve();
+  c.no_noise = no_noise;
+  c.target_epsilon = epsilon;
+  if (delta) c.delta = require_open(opt("delta"), *delta, 0.0, 1.0);
+  if (epsilon) require_positive(opt("epsilon"), *epsilon);  // before the data, like every field
+  if (!run.sigma && !run.noise_std && !epsilon && !no_noise)
+    fail(opt("epsilon"), "(missing)",
+         fmt::format("a target {} {}, or {}, {} or {}", error_field("epsilon", "E"), error_field("delta", "D"),
+                     error_field("sigma"), error_field("noise_std"), error_field("no_noise")));
+  c.seed = seed;
+  return c;
+}
+
+namespace {
+
+data::Part whole(data::Dataset d) {
+  data::Part p;
+  p.offsets = {0, d.n};
+  p.data = std::move(d);
+  return p;
+}
+
+// The public feature constants of the request (a ranges file is read here, before the data).
+PublicFeatures public_features(const DataSpec& ds) {
+  PublicFeatures f;
+  f.scale = ds.feature_scale;
+  f.ranges = ds.feature_ranges ? data::read_feature_ranges(*ds.feature_ranges, opt("feature_ranges"))
+                               : ds.feature_range_values;
+  return f;
+}
+
+// How the features are held: the stated storage, or auto (nullopt). Centring on public
+// ranges needs float64, which auto then is.
+std::optional<data::FeatureStorage> storage_of(const DataSpec& ds, bool centred) {
+  auto storage = data::parse_feature_storage(ds.feature_storage, opt("feature_storage"));
+  if (!centred) return storage;
+  if (storage && *storage != data::FeatureStorage::float64)
+    fail(opt("feature_storage"), ds.feature_storage,
+         fmt::format("float64 or auto with {} (centring is not a scale, so compact storage cannot hold it)",
+                     error_field("feature_ranges")));
+  return data::FeatureStorage::float64;
+}
+
+data::DataSource source_of(const DataSpec& ds, const std::string& path, const std::optional<std::string>& labels,
+                           std::string_view field, std::optional<data::FeatureStorage> storage,
+                           std::size_t dimension = 0) {
+  return data::DataSource{path, ds.format, labels, std::string(field), ds.label_column, dimension, storage};
+}
+
+// The records of `ds` as one process holds them all: read (or handed over), users, classes.
+data::Dataset whole_records(DataSpec& ds, std::optional<data::FeatureStorage> storage) {
+  data::Dataset all;
+  if (ds.records) {
+    all = storage ? data::stored_as(std::move(*ds.records), *storage) : std::move(*ds.records);
+    ds.records.reset();
+  } else {
+    all = data::read(source_of(ds, ds.data, ds.labels, "labels", storage));
+  }
+  // The users follow their records through the classes and the split.
+  if (ds.users) data::read_users(all, *ds.users);
+  if (ds.user_ids)
+    data::assign_users(all, std::move(*ds.user_ids), opt("users"),
+                       [](std::size_t i) { return fmt::format("users[{}]", i); });
+  if (!ds.classes.empty()) all = data::select_classes(all, ds.classes);
+  return all;
+}
+
+}  // namespace
+
+PreparedData prepare_data(DataSpec ds, TrainConfig& c, const Layout& layout) {
+  // The record-norm bound of the plan (public quantities only) is the preparation's.
+  if (const auto R = planned_record_norm(c)) c.record_norm = *R;
+  // ---- checked before any data are read
+  if (ds.test_fraction) require_open(opt("test_fraction"), *ds.test_fraction, 0.0, 1.0);
+  const PublicFeatures features = public_features(ds);
+  const auto storage = storage_of(ds, !features.ranges.empty());
+  // Held out: a test file, a stated fraction, or by default 0.2 of a file (records handed
+  // over in memory are not split unless asked).
+  const bool split = !ds.test_data && (ds.test_fraction || !ds.records);
+  const double fraction = ds.test_fraction.value_or(0.2);
+
+  PreparedData pd;
+  // Data parallel: each process reads only its part of each file (data/shard.hpp). Federated
+  // under mpirun: every process reads the whole file and the clients keep their users'
+  // records (docs/distributed.md, "Federated training").
+  const bool parts = layout.size > 1 && c.algorithm != Algorithm::federated;
+  if (!parts) {
+    data::Dataset all = whole_records(ds, storage);
+    pd.label_kind = map_labels_for(all, c, ds.positive);
+    data::Dataset train_set, test_set;
+    if (ds.test_data) {
+      train_set = std::move(all);
+      test_set = data::read(source_of(ds, *ds.test_data, ds.test_labels, "test_labels", storage));
+      if (!ds.classes.empty()) test_set = data::select_classes(test_set, ds.classes);
+      apply_label_mapping(test_set, data::to_string(pd.label_kind), train_set.labels);
+    } else if (split) {
+      std::tie(train_set, test_set) = data::train_test_split(all, fraction, ds.split_seed);
+    } else {
+      test_set = data::Dataset::empty_like(all);
+      train_set = std::move(all);
+    }
+    pd.train = whole(std::move(train_set));
+    pd.test = whole(std::move(test_set));
+  } else {
+    if (ds.records) throw std::logic_error("prepare_data: records in memory are one process's");
+    if (ds.users || ds.user_ids)  // users are federated's (one process says the same in train())
+      fail(opt("users"), "(given)",
+           fmt::format("given only with {} (user-level training is federated Alg. 1's)",
+                       error_field("algorithm", "federated")));
+    const data::Collectives& comm = layout.collectives;
+    data::Part all = data::read_part(source_of(ds, ds.data, ds.labels, "labels", storage), comm);
+    if (!ds.classes.empty()) all = data::select_classes(all, ds.classes, comm);
+    pd.label_kind = map_labels_for(all, c, ds.positive, comm);
+    if (ds.test_data) {
+      pd.train = std::move(all);
+      pd.test = data::read_part(source_of(ds, *ds.test_data, ds.test_labels, "test_labels", storage), comm);
+      if (!ds.classes.empty()) pd.test = data::select_classes(pd.test, ds.classes, comm);
+      apply_label_mapping(pd.test.data, data::to_string(pd.label_kind), pd.train.data.labels, pd.test.first());
+    } else {
+      std::tie(pd.train, pd.test) = data::train_test_split(std::move(all), fraction, ds.split_seed);
+    }
+  }
+  if (ds.test_data) {
+    if (pd.test.data.d != pd.train.data.d)
+      fail(opt("test_data"), *ds.test_data,
+           fmt::format("a file with d = {} features like {} (it has {})", pd.train.data.d, error_field("data"),
+                       pd.test.data.d));
+    pd.split = fmt::format("{} train records, {} test records ({})", pd.train.n(), pd.test.n(), *ds.test_data);
+  } else if (split) {
+    pd.split = fmt::format("{} train / {} test records (split fraction {}, split seed {})", pd.train.n(),
+                           pd.test.n(), show(fraction), ds.split_seed);
+  } else {
+    pd.split = fmt::format("{} train records (no test records)", pd.train.n());
+  }
+  pd.preparation = parts ? prepare_records(pd.train, c, features, layout.collectives)
+                         : prepare_records(pd.train.data, c, features);
+  prepare_like(pd.test.data, pd.preparation);
+  return pd;
+}
+
+ModelFile TrainOutcome::model_file() const {
+  const Preparation& p = prepared.preparation;
+  return ModelFile{result.model, p.feature_center, p.feature_scale, p.record_norm,
+                   std::string(data::to_string(prepared.label_kind)), prepared.train.data.labels};
+}
+
+void TrainOutcome::drop_records() {
+  for (data::Part* part : {&prepared.train, &prepared.test}) {
+    data::Dataset& d = part->data;
+    d.x = {};
+    d.x32 = {};
+    d.x8 = {};
+    d.row_scale = {};
+    d.y = {};
+    d.raw_labels = {};
+    d.origin = {};
+    d.users = {};
+  }
+}
+
+TrainOutcome train_request(TrainRequest request, const Layout& layout, Watch watch) {
+  // ---- configuration (validated before any data are read)
+  TrainConfig c = request.resolve();
+  const bool several = layout.size > 1;
+  const bool federated = several && c.algorithm == Algorithm::federated;
+  // federated: rank 0 the server, the others clients; otherwise data-parallel.
+  if (federated) c.federation = layout.federation;
+  else if (several) c.data_parallel = layout.data_parallel;
+  TrainOutcome out;
+  out.lead = layout.rank == 0;
+  if (out.lead) c.progress = std::move(watch.progress);
+
+  // ---- data
+  std::optional<data::Dataset> records = std::move(request.data.records);
+  request.data.records.reset();
+  out.data = request.data;
+  request.data.records = std::move(records);
+  out.prepared = prepare_data(std::move(request.data), c, layout);
+  PreparedData& pd = out.prepared;
+  if (out.lead && watch.warning && !pd.preparation.warning.empty()) watch.warning(pd.preparation.warning);
+
+  // ---- train
+  if (c.data_parallel) c.data_parallel->offsets = pd.train.offsets;
+  out.result = train(pd.train.data, c);
+  const LinearModel& model = out.result.model;
+  const bool tested = pd.test.n() > 0;
+  if (several && !federated) {  // sums over the processes' records, on every process
+    out.train_evaluation = evaluate(model, pd.train, layout.collectives);
+    if (tested) out.test_evaluation = evaluate(model, pd.test, layout.collectives);
+  } else if (out.lead) {
+    out.train_evaluation = out.result.train_evaluation ? *out.result.train_evaluation : evaluate(model, pd.train.data);
+    if (tested) out.test_evaluation = evaluate(model, pd.test.data);
+  }
+  return out;
+}
+
+namespace {
+
+std::string randomness(const TrainResult& r) {
+  return r.seeded ? "seeded: for experiments" : "operating-system entropy";
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TrainOutcome& o, const std::string& account_command) {
+  const TrainResult& r = o.result;
+  const TrainConfig& used = r.config;  // with the plan's choices
+  const data::Dataset& train_set = o.prepared.train.data;
+  nlohmann::json doc;
+  doc["format"] = "hsdp-model";
+  doc["version"] = 1;
+  doc["model"] = to_json(o.model_file());
+  nlohmann::json cfg;
+  cfg["data"] = o.data.data;
+  cfg["format"] = o.data.format;
+  cfg["feature_storage"] = data::to_string(train_set.storage);
+  cfg["algorithm"] = to_string(used.algorithm);
+  cfg["convention"] = to_string(r.convention);
+  if (r.sigma) cfg["sigma"] = *r.sigma;
+  cfg["constraint"] = {{"kind", to_string(used.constraint.kind)}, {"radius", used.constraint.radius}};
+  cfg["constants"] = {{"record_norm_with_bias", r.constants.record_norm}, {"derivation", r.constants.derivation}};
+  if (r.constants.lipschitz_data) cfg["constants"]["lipschitz_data"] = *r.constants.lipschitz_data;
+  cfg["constants"]["smoothness"] = r.constants.smoothness();
+  cfg["constants"]["strong_convexity"] = r.constants.l2;
+  if (used.target_epsilon) cfg["target"] = {{"epsilon", *used.target_epsilon}, {"delta", used.delta}};
+  if (!r.plan_summary.empty()) {
+    cfg["plan"] = {{"summary", r.plan_summary}, {"chosen", r.plan_chosen}};
+    for (const auto& [sampling, std] : r.plan_candidates) cfg["plan"]["candidates"][sampling] = std;
+    cfg["plan"]["sampling"] = to_string(r.run.sampling);
+    cfg["plan"]["batch_size"] = r.run.batch_size;
+    cfg["plan"]["steps"] = r.run.steps;
+    cfg["plan"]["eta"] = r.run.eta.at(1);
+  }
+  if (r.user_level) {
+    const UserLevel& u = *r.user_level;
+    cfg["adjacency"] = {{"unit", "user"}, {"users", u.users}, {"records", u.records}, {"description", u.description}};
+    if (u.message_bound) cfg["adjacency"]["message_norm_bound"] = *u.message_bound;
+    if (u.sensitivity) cfg["adjacency"]["sensitivity"] = *u.sensitivity;
+  }
+  cfg["released_step"] = r.released_step;
+  if (!r.batch_order.empty()) cfg["batch_order"] = r.batch_order;
+  cfg["preprocessing"] = o.prepared.preparation.description;
+  cfg["split"] = o.prepared.split;
+  cfg["labels"] = train_set.labels.describe();
+  cfg["notes"] = r.notes;
+  doc["configuration"] = cfg;
+  const Evaluation& tr = o.train_evaluation;
+  if (tr.accuracy) {
+    doc["train_accuracy"] = *tr.accuracy;
+    if (o.test_evaluation) doc["test_accuracy"] = *o.test_evaluation->accuracy;
+  }
+  doc["train_loss"] = tr.loss;
+  if (o.test_evaluation) doc["test_loss"] = o.test_evaluation->loss;
+  doc["randomness"] = randomness(r);
+  if (r.report) {
+    doc["report"] = to_json(*r.report);
+    doc["account_command"] = account_command;
+  } else {
+    doc["report"] = nullptr;
+  }
+  return doc;
+}
+
+std::string to_text(const TrainOutcome& o, const std::string& account_command,
+                    const std::optional<std::string>& written_to) {
+  const TrainResult& r = o.result;
+  const TrainConfig& used = r.config;
+  const data::Dataset& train_set = o.prepared.train.data;
+  std::string out;
+  out += fmt::format("data: {} ({} features); labels {}\n", o.data.data, train_set.d, train_set.labels.describe());
+  out += fmt::format("split: {}\n", o.prepared.split);
+  out += fmt::format("preprocessing: {}\n", o.prepared.preparation.description);
+  out += fmt::format("model: {} ({} parameters{}), constraint {} r = {} (diameter {})\n", to_string(used.loss.kind),
+                     r.model.parameters(), used.bias ? ", bias" : "", to_string(used.constraint.kind),
+                     show(used.constraint.radius), show(r.run.diameter));
+  out += fmt::format("constants: {}\n", r.constants.derivation);
+  out += fmt::format("algorithm: {} ({} convention{}), released iterate {} of {}\n", to_string(used.algorithm),
+                     to_string(r.convention), r.sigma ? fmt::format(", sigma = {}", show(*r.sigma)) : "",
+                     r.released_step, r.run.steps);
+  if (r.user_level) out += fmt::format("adjacency: {}\n", r.user_level->description);
+  if (!r.plan_summary.empty()) out += fmt::format("plan: {}\n", r.plan_summary);
+  if (!r.batch_order.empty()) out += fmt::format("batches: {}\n", r.batch_order);
+  out += fmt::format("randomness: {}\n", randomness(r));
+  for (const auto& note : r.notes) out += "note: " + note + "\n";
+  const Evaluation& tr = o.train_evaluation;
+  const auto& te = o.test_evaluation;
+  if (tr.accuracy && te)
+    out += fmt::format("train accuracy {:.4f}  test accuracy {:.4f}  (train loss {:.4f}, test loss {:.4f})\n",
+                       *tr.accuracy, *te->accuracy, tr.loss, te->loss);
+  else if (tr.accuracy)
+    out += fmt::format("train accuracy {:.4f}  (train loss {:.4f})\n", *tr.accuracy, tr.loss);
+  else if (te)
+    out += fmt::format("train loss {:.6g}  test loss {:.6g}\n", tr.loss, te->loss);
+  else
+    out += fmt::format("train loss {:.6g}\n", tr.loss);
+  if (r.report) {
+    out += fmt::format("\nprivacy report of the run performed (noise: {}):\n", randomness(r)) + to_table(*r.report);
+    out += "same report: " + account_command + "\n";
+  } else {
+    out += "privacy: none (no noise: not private)\n";
+  }
+  if (written_to) out += fmt::format("model written to {}\n", *written_to);
+  return out;
+}
+
+data::Dataset records_for(const ModelFile& model, DataSpec ds) {
+  const auto storage = storage_of(ds, !model.feature_center.empty());
+  const std::size_t d = model.model.d;
+  data::Dataset records;
+  if (ds.records) {
+    records = storage ? data::stored_as(std::move(*ds.records), *storage) : std::move(*ds.records);
+    if (records.d != d)  // records in memory are named by their own name (e.g. X)
+      fail(ds.data, fmt::format("{} features", records.d), fmt::format("the model's d = {} features", d));
+  } else {
+    records = data::read(source_of(ds, ds.data, ds.labels, "labels", storage, d));
+    if (records.d != d)
+      fail(opt("data"), ds.data,
+           fmt::format("a file with the model's d = {} features per record besides the label{} (it has {})", d,
+                       ds.format == "csv" ? " (in CSV the last column, or --label-column, is the label)" : "",
+                       records.d));
+  }
+  if (!ds.classes.empty()) records = data::select_classes(records, ds.classes);
+  // A label the model was not trained on is an error naming the record.
+  apply_label_mapping(records, model.label_kind, model.labels);
+  Preparation p;
+  p.feature_center = model.feature_center;
+  p.feature_scale = model.feature_scale;
+  p.record_norm = model.record_norm;
+  prepare_like(records, p);
+  return records;
+}
+
+}  // namespace hsdp::train
