@@ -160,7 +160,7 @@ void BM_WideTrain(benchmark::State& state) {
     c.seed = 1;
     const hd::LabelKind kind = hsdp::train::map_labels_for(all, c, std::nullopt);
     auto [train_set, test_set] = hd::train_test_split(all, 0.25, 1);
-    const hsdp::train::Preparation prep = hsdp::train::prepare_records(train_set, c, {});
+    const hsdp::train::Preparation prep = hsdp::train::prepare_records(train_set, c, std::vector<double>{});
     hsdp::train::prepare_like(test_set, prep);
     const hsdp::train::TrainResult r = hsdp::train::train(train_set, c);
     benchmark::DoNotOptimize(hsdp::train::evaluate(r.model, test_set).loss);

@@ -197,7 +197,7 @@ TEST(FederatedUsers, ReportIsTheAccountOfUsers) {
   EXPECT_EQ(r.run.n, users);
   EXPECT_EQ(r.run.steps, users / 15);
   ASSERT_TRUE(r.report);
-  EXPECT_EQ(to_json(*r.report).dump(), to_json(account(r.run, Query::at_delta(c.delta))).dump());
+  EXPECT_EQ(to_json(*r.report).dump(), to_json(account_request(r.run, Query::at_delta(c.delta))).dump());
   // The stated request names n = users.
   bool found = false;
   for (const auto& [field, value] : r.account_request)

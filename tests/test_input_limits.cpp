@@ -374,7 +374,7 @@ TEST(ModelSchema, WhatTrainWritesIsAccepted) {
     hsdp::train::LossSpec loss;
     loss.kind = kind;
     loss.classes = 3;
-    hsdp::train::ModelFile f{hsdp::train::LinearModel::zeros(loss, 2, true), {0.5, 2.0}, 1.5,
+    hsdp::train::ModelFile f{hsdp::train::LinearModel::zeros(loss, 2, true), {}, {0.5, 2.0}, 1.5,
                              std::string(hd::to_string(hsdp::train::label_kind(kind))), {}};
     if (kind == LossKind::softmax) f.labels = {{"a", "b", "c"}, {0, 1, 2}};
     if (kind == LossKind::logistic || kind == LossKind::huber) f.labels = {{"-1", "+1"}, {-1, 1}};
@@ -387,7 +387,7 @@ TEST(ModelSchema, WhatTrainWritesIsAccepted) {
 }
 
 TEST(ModelSchema, VersionAndLimitsAreCheckedFirst) {
-  hsdp::train::ModelFile f{hsdp::train::LinearModel::zeros({}, 3, true), {}, 1.0, "plus-minus-one", {{"0", "1"}, {-1, 1}}};
+  hsdp::train::ModelFile f{hsdp::train::LinearModel::zeros({}, 3, true), {}, {}, 1.0, "plus-minus-one", {{"0", "1"}, {-1, 1}}};
   json doc = {{"format", "hsdp-model"}, {"version", 2}, {"model", hsdp::train::to_json(f)}};
   EXPECT_EQ(error_of([&] { hsdp::train::model_from_json(doc, "m.json"); }),
             "m.json: version = 2: must be 1 (the model file version this hsdp reads)");

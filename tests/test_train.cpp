@@ -449,7 +449,8 @@ TEST(TrainReport, EqualsAccountantOnTheRunPerformed) {
   EXPECT_DOUBLE_EQ(*r.run.loss.lipschitz, std::sqrt(2.0));
   EXPECT_EQ(r.run.diameter, 10.0);
   EXPECT_EQ(*r.run.dimension, 7);
-  const Report direct = account(planned_run(c, 400, 6, 1), Query::at_delta(1e-6));
+  // The `account` request on the same run (with the add/remove-one column of a replace-one run).
+  const Report direct = account_request(planned_run(c, 400, 6, 1), Query::at_delta(1e-6));
   EXPECT_EQ(to_json(*r.report), to_json(direct));
   EXPECT_TRUE(analysis(*r.report, "contraction-per-index").applicable);
   // The same report's request states the noise as the trainer did (sigma, its convention).

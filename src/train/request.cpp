@@ -60,7 +60,9 @@ std::optional<data::FeatureStorage> storage_of(const DataSpec& ds, bool centred)
 data::DataSource source_of(const DataSpec& ds, const std::string& path, const std::optional<std::string>& labels,
                            std::string_view field, std::optional<data::FeatureStorage> storage,
                            std::size_t dimension = 0) {
-  return data::DataSource{path, ds.format, labels, std::string(field), ds.label_column, dimension, storage};
+  return data::DataSource{.path = path, .format = ds.format, .labels_path = labels, .labels_field = std::string(field),
+                          .label_column = ds.label_column, .dimension = dimension, .storage = storage,
+                          .path_field = field == "test_labels" ? "test_data" : "data"};
 }
 
 // The records of `ds` as one process holds them all: read (or handed over), users, classes.
