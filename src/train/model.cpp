@@ -269,27 +269,44 @@ double LinearModel::loss_at(const double* x, double y) const {
 }
 
 EvaluationSums evaluation_sums(const LinearModel& model, const data::Dataset& data) {
-  double loss = 0;
-  std::size_t correct = 0;
   const bool classify = model.loss.kind != LossKind::squared;
   const bool compact = data.compact();
-#pragma omp parallel for reduction(+ : loss, correct) schedule(static)
-  for (std::size_t i = 0; i < data.n; ++i) {
+  // Sums over fixed blocks of records, added in block order: the same bits whatever the
+  // number of threads (a reduction over the threads' shares would change in the last ulp
+  // with the thread count, e.g. once another library in the process sets it).
+  constexpr std::size_t kBlock = 256;
+  const std::size_t blocks = (data.n + kBlock - 1) / kBlock;
+  std::vector<double> block_loss(blocks, 0.0);
+  std::vector<std::size_t> block_correct(blocks, 0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t k = 0; k < blocks; ++k) {
     // Compact storage: the effective row, widened into a per-thread buffer.
     thread_local std::vector<double> buffer;
-    const double* x;
-    if (compact) {
-      buffer.resize(data.d);
-      data.effective_row(i, buffer.data());
-      x = buffer.data();
-    } else {
-      x = data.row(i);
+    double loss = 0;
+    std::size_t correct = 0;
+    for (std::size_t i = k * kBlock; i < std::min(data.n, (k + 1) * kBlock); ++i) {
+      const double* x;
+      if (compact) {
+        buffer.resize(data.d);
+        data.effective_row(i, buffer.data());
+        x = buffer.data();
+      } else {
+        x = data.row(i);
+      }
+      loss += model.loss_at(x, data.y[i]);
+      if (classify) {
+        const double truth = model.loss.kind == LossKind::softmax ? data.y[i] : binary_label(data.y[i]);
+        if (model.predict(x) == truth) ++correct;
+      }
     }
-    loss += model.loss_at(x, data.y[i]);
-    if (classify) {
-      const double truth = model.loss.kind == LossKind::softmax ? data.y[i] : binary_label(data.y[i]);
-      if (model.predict(x) == truth) ++correct;
-    }
+    block_loss[k] = loss;
+    block_correct[k] = correct;
+  }
+  double loss = 0;
+  std::size_t correct = 0;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    loss += block_loss[k];
+    correct += block_correct[k];
   }
   return {loss, static_cast<double>(correct), static_cast<double>(data.n)};
 }
