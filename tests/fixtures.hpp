@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -66,6 +67,27 @@ inline hsdp::Run make_run(std::int64_t n, std::int64_t steps, std::int64_t b, hs
   r.loss.smoothness = 1.0;
   r.diameter = diameter;
   return r;
+}
+
+// ---- last-iterate bounds: L = 1, so one step that reads the record shifts by h = eta 2/b;
+// constant step eta and noise std; smoothness beta, strong convexity lambda, diameter D.
+inline hsdp::Run smooth_run(hsdp::Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t steps,
+                            double eta, double noise_std, double beta, double lambda,
+                            double D = std::numeric_limits<double>::infinity()) {
+  hsdp::Run run;
+  run.n = n;
+  run.batch_size = b;
+  run.steps = steps;
+  run.sampling = sampling;
+  run.eta = hsdp::Schedule(eta);
+  run.noise_std = hsdp::Schedule(noise_std);
+  run.loss.lipschitz = 1.0;
+  run.loss.smoothness = beta;
+  run.loss.strong_convexity = lambda;
+  run.diameter = D;
+  run.release = hsdp::Release::last;
+  run.adjacency = hsdp::Adjacency::replace;
+  return run;
 }
 
 // ---- audit mia: a tiny binary dataset: n = 24 records in 3 features, the third always 0 (so

@@ -19,8 +19,11 @@
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/divergence/shift_program.hpp"
 #include "hsdp/run.hpp"
+#include "fixtures.hpp"
 
 namespace {
+
+using hsdp::testing::smooth_run;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -33,20 +36,7 @@ const hsdp::AnalysisPtr& si() {
 /// sensitivity Delta = 2L/b with L = 1, smoothness beta, strong convexity lambda.
 hsdp::Run make_run(hsdp::Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t steps,
                    double eta, double sigma, double beta, double lambda, double D = kInf) {
-  hsdp::Run run;
-  run.n = n;
-  run.batch_size = b;
-  run.steps = steps;
-  run.sampling = sampling;
-  run.eta = hsdp::Schedule(eta);
-  run.noise_std = hsdp::Schedule(eta * sigma);
-  run.loss.lipschitz = 1.0;
-  run.loss.smoothness = beta;
-  run.loss.strong_convexity = lambda;
-  run.diameter = D;
-  run.release = hsdp::Release::last;
-  run.adjacency = hsdp::Adjacency::replace;
-  return run;
+  return smooth_run(sampling, n, b, steps, eta, eta * sigma, beta, lambda, D);
 }
 
 std::optional<double> detail(const hsdp::AnalysisResult& r, const std::string& name) {

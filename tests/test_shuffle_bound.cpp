@@ -19,8 +19,11 @@
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/divergence/shift_program.hpp"
 #include "hsdp/run.hpp"
+#include "fixtures.hpp"
 
 namespace {
+
+using hsdp::testing::smooth_run;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -29,24 +32,6 @@ const hsdp::AnalysisPtr& si() {
   return a;
 }
 
-/// L = 1: one step that reads the record shifts by h = eta 2/b; noise std s.
-hsdp::Run make_run(hsdp::Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t steps,
-                   double eta, double s, double beta, double lambda, double D = kInf) {
-  hsdp::Run run;
-  run.n = n;
-  run.batch_size = b;
-  run.steps = steps;
-  run.sampling = sampling;
-  run.eta = hsdp::Schedule(eta);
-  run.noise_std = hsdp::Schedule(s);
-  run.loss.lipschitz = 1.0;
-  run.loss.smoothness = beta;
-  run.loss.strong_convexity = lambda;
-  run.diameter = D;
-  run.release = hsdp::Release::last;
-  run.adjacency = hsdp::Adjacency::replace;
-  return run;
-}
 
 std::optional<double> detail(const hsdp::AnalysisResult& r, const std::string& name) {
   for (const auto& d : r.details)
@@ -161,7 +146,7 @@ TEST(ShuffledBatches, EverySequenceOfSmallRunsIsCoveredExhaustively) {
               const double eta = 1.0, beta = 1.0;
               const double lambda = 1.0 - c;  // c = max(|1 - eta lambda|, |1 - eta beta|) = 1 - lambda
               const double s = 0.8;
-              const auto run = make_run(hsdp::Sampling::shuffle, n, b, t, eta, s, beta, lambda, D);
+              const auto run = smooth_run(hsdp::Sampling::shuffle, n, b, t, eta, s, beta, lambda, D);
               const double h = eta * 2.0 / static_cast<double>(b);
               const auto res = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
               ASSERT_TRUE(res.applicable) << res.reason;
@@ -210,7 +195,7 @@ TEST(ShuffledBatches, WorstCaseIsTheCyclicBound) {
     const double lambda = u(g) < 0.4 ? 0.0 : beta * u(g);
     const double D = u(g) < 0.5 ? kInf : std::pow(10.0, 2 * u(g) - 1);
     const double s = std::pow(10.0, 2 * u(g) - 1);
-    auto run = make_run(hsdp::Sampling::cyclic, b * l, b, E * l, eta, s, beta, lambda, D);
+    auto run = smooth_run(hsdp::Sampling::cyclic, b * l, b, E * l, eta, s, beta, lambda, D);
     const auto cyc = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
     run.sampling = hsdp::Sampling::shuffle;
     const auto shu = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
@@ -225,7 +210,7 @@ TEST(ShuffledBatches, WorstCaseIsTheCyclicBound) {
 // The README main job's run with --sampling shuffle (issue: composition-pld 9.76 and
 // shifted-interpolation not applicable before; cyclic at the same noise 0.99994).
 TEST(ShuffledBatches, MainJobRunIsCertifiedAtMostTheCyclicValue) {
-  auto run = make_run(hsdp::Sampling::shuffle, 12000, 1500, 288, 3.96, 3.96 * 0.0163098763, 0.5,
+  auto run = smooth_run(hsdp::Sampling::shuffle, 12000, 1500, 288, 3.96, 3.96 * 0.0163098763, 0.5,
                       0.0, 200.0);
   run.loss.lipschitz = std::sqrt(2.0);
   run.dimension = 785;
@@ -268,7 +253,7 @@ TEST(ShuffledBatches, ExtremesAreFiniteOrInfiniteNeverNan) {
       {7, 3, 5, 1.0, 0.999, kInf},                                        // c ~ 0, b not dividing n
   };
   for (const auto& cs : cases) {
-    const auto run = make_run(hsdp::Sampling::shuffle, cs.n, cs.b, cs.t, 1.0, cs.s, 1.0, cs.lambda, cs.D);
+    const auto run = smooth_run(hsdp::Sampling::shuffle, cs.n, cs.b, cs.t, 1.0, cs.s, 1.0, cs.lambda, cs.D);
     for (double delta : {1e-300, 1e-5, 0.5}) {
       const auto r = si()->evaluate(run, hsdp::Query::at_delta(delta));
       ASSERT_TRUE(r.applicable) << r.reason;
@@ -284,9 +269,9 @@ TEST(ShuffledBatches, ExtremesAreFiniteOrInfiniteNeverNan) {
     }
   }
   // Huge noise: nothing leaks; tiny noise: no finite guarantee at small delta.
-  auto quiet = make_run(hsdp::Sampling::shuffle, 1000, 3, 5000, 1.0, 1e300, 1.0, 0.0, 1.0);
+  auto quiet = smooth_run(hsdp::Sampling::shuffle, 1000, 3, 5000, 1.0, 1e300, 1.0, 0.0, 1.0);
   EXPECT_EQ(*si()->evaluate(quiet, hsdp::Query::at_delta(1e-5)).epsilon, 0.0);
-  auto loud = make_run(hsdp::Sampling::shuffle, 1000, 999, 1000000, 1.0, 1e-300, 1.0, 0.0, kInf);
+  auto loud = smooth_run(hsdp::Sampling::shuffle, 1000, 999, 1000000, 1.0, 1e-300, 1.0, 0.0, kInf);
   EXPECT_EQ(*si()->evaluate(loud, hsdp::Query::at_delta(1e-5)).epsilon, kInf);
 }
 
