@@ -2,6 +2,7 @@
 // iris (installed by scripts/install-deps.sh as python3-sklearn).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -189,6 +190,49 @@ TEST(TrainCli, PredictWithoutLabels) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--classes = 1: must be absent with --no-labels"), std::string::npos) << r.err;
   for (const auto& f : {model, features, with, without}) std::filesystem::remove(f);
+}
+
+// IDX images without their labels file: the labelled predictions; without the flag, the
+// missing labels file names it.
+TEST(TrainCli, PredictIdxImagesWithoutLabels) {
+  const std::string data = std::string(HSDP_SOURCE_DIR) + "/tests/data/";
+  const std::string images = data + "tiny-images-idx3-ubyte.gz", labels = data + "tiny-labels-idx1-ubyte.gz";
+  const std::string model = temp_path("idx_model.json"), with = temp_path("idx_with.out"),
+                    without = temp_path("idx_without.out");
+  auto r = run_cli("train --format idx --data " + images + " --labels " + labels +
+                   " --test-data " + images + " --test-labels " + labels +
+                   " --model softmax --no-noise --algorithm noisy-gd --steps 50 --eta 1 --feature-scale 0.05 --seed 1"
+                   " --output " + model);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --labels " + labels + " --output " + with);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --no-labels --output " + without);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "3 records of " + images + " (no labels)\npredictions written to " + without + "\n");
+  // The labelled file: record,prediction,label with the labels 0, 1, 2; the other: the same
+  // predictions (class labels, not class ids shifted), without the label column.
+  const std::string a = read_text(with), b = read_text(without);
+  std::string expected = "record,prediction\n";
+  std::size_t at = a.find('\n') + 1;
+  while (at < a.size()) {
+    const std::size_t end = a.find('\n', at);
+    const std::string row = a.substr(at, end - at);
+    expected += row.substr(0, row.rfind(',')) + "\n";
+    at = end + 1;
+  }
+  EXPECT_EQ(b, expected);
+  EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 4);
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --output " + without);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--labels = (missing): must be the IDX labels file for --format idx, or --no-labels to score "
+                       "images without labels"),
+            std::string::npos)
+      << r.err;
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --labels " + labels +
+              " --no-labels --output " + without);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("must be absent when the images are read without labels (--no-labels)"), std::string::npos) << r.err;
+  for (const auto& f : {model, with, without}) std::filesystem::remove(f);
 }
 
 // The shipped public feature ranges (data/feature-ranges/, docs/data.md): each feature mapped
