@@ -23,10 +23,13 @@ struct Options {
   std::optional<std::string> labels_file, output;
   std::optional<std::size_t> label_column;
   std::vector<std::string> classes;
-  bool json = false;
+  bool json = false, no_labels = false;
 };
 
 int run_predict(const Options& o) {
+  // Without labels there is no accuracy or loss to print: the predictions are the result.
+  if (o.no_labels && !o.output)
+    fail(opt("output"), "(missing)", "a file for the predictions with --no-labels (there is nothing else to report)");
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
   train::DataSpec spec;
@@ -36,21 +39,19 @@ int run_predict(const Options& o) {
   spec.label_column = o.label_column;
   spec.classes = o.classes;
   spec.feature_storage = o.feature_storage;
+  spec.no_labels = o.no_labels;
   // The records as training saw them (the model's label mapping, feature constants, record norm).
   const data::Dataset d = train::records_for(mf, std::move(spec));
-  const train::Evaluation e = train::evaluate(mf.model, d);
+  std::optional<train::Evaluation> e;
+  if (!o.no_labels) e = train::evaluate(mf.model, d);
 
   if (o.output) {
-    std::string text = "record,prediction,label\n";
-    std::vector<double> x(d.d);
+    // Each output as the raw label it stands for (the training labels' own text), or the score.
+    const std::vector<double> predictions = train::predict(mf.model, d);
+    std::string text = o.no_labels ? "record,prediction\n" : "record,prediction,label\n";
     for (std::size_t i = 0; i < d.n; ++i) {
-      d.effective_row(i, x.data());
-      const double p = mf.model.predict(x.data());
-      std::string shown = fmt::format("{}", p);
-      // Show classification outputs as the raw label text they stand for.
-      for (std::size_t k = 0; k < mf.labels.mapped.size(); ++k)
-        if (mf.label_kind != "real" && mf.labels.mapped[k] == p) shown = mf.labels.raw[k];
-      text += fmt::format("{},{},{}\n", i + 1, shown, d.raw_labels[i]);
+      text += fmt::format("{},{}", i + 1, train::output_label(mf, predictions[i]));
+      text += o.no_labels ? "\n" : fmt::format(",{}\n", d.raw_labels[i]);
     }
     write_file_atomically(*o.output, text, "output");
   }
@@ -58,14 +59,15 @@ int run_predict(const Options& o) {
   out["model_file"] = o.model_file;
   out["data"] = o.data;
   out["records"] = d.n;
-  if (e.accuracy) out["accuracy"] = *e.accuracy;
-  out["loss"] = e.loss;
+  if (e && e->accuracy) out["accuracy"] = *e->accuracy;
+  if (e) out["loss"] = e->loss;
+  if (o.no_labels) out["labels"] = false;
   if (o.json) {
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{} records of {}\n", d.n, o.data);
-    if (e.accuracy) std::cout << fmt::format("accuracy {:.4f}\n", *e.accuracy);
-    std::cout << fmt::format("loss {:.6g}\n", e.loss);
+    std::cout << fmt::format("{} records of {}{}\n", d.n, o.data, o.no_labels ? " (no labels)" : "");
+    if (e && e->accuracy) std::cout << fmt::format("accuracy {:.4f}\n", *e->accuracy);
+    if (e) std::cout << fmt::format("loss {:.6g}\n", e->loss);
     if (o.output) std::cout << fmt::format("predictions written to {}\n", *o.output);
   }
   return 0;
@@ -83,6 +85,9 @@ std::function<int()> add_predict(CLI::App& app) {
   sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
   add_unsigned_flag(*sub, "label_column", o->label_column, "CSV: 0-based label column (default: last)");
   sub->add_option("--classes", o->classes, "Keep only records with these raw labels (as in training)");
+  sub->add_flag("--no-labels", o->no_labels,
+                "The data file has no labels: CSV without a label column, LIBSVM lines without a leading "
+                "label, IDX images without --labels (only predictions, written to --output)");
   sub->add_option("--output", o->output, "Write per-record predictions (CSV) to this file");
   sub->add_flag("--json", o->json, "Print JSON");
   return [sub, o]() -> int {

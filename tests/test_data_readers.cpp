@@ -427,4 +427,72 @@ TEST(Idx, ReadsFiles) {
                 "the data ends after 7 bytes");
 }
 
+// ------------------------------------------------------------------- records without labels
+// Records to score with a trained model (`hsdp predict --no-labels`): every CSV column a
+// feature, LIBSVM lines of index:value alone, IDX images without a labels file.
+
+TEST(Unlabeled, CsvEveryColumnIsAFeature) {
+  const auto d = csv("1,2,3\n4,5,6\n", {.labeled = false});
+  EXPECT_EQ(d.n, 2u);
+  EXPECT_EQ(d.d, 3u);
+  EXPECT_EQ(d.x, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(d.raw_labels.empty());
+  EXPECT_EQ(d.origin, (std::vector<std::size_t>{1, 2}));
+  // One column is one feature; a header is still detected (a field that is not a number).
+  EXPECT_EQ(csv("7\n8\n", {.labeled = false}).x, (std::vector<double>{7, 8}));
+  const auto h = csv("a,b\n1,2\n", {.labeled = false});
+  EXPECT_EQ(h.n, 1u);
+  EXPECT_EQ(h.d, 2u);
+  // The same file read with labels: the last column is the label.
+  EXPECT_EQ(csv("1,2,3\n4,5,6\n").d, 2u);
+  // A text field in any column is not a feature.
+  EXPECT_EQ(error_of([] { csv("1,2,3\n4,5,M\n", {.labeled = false}); }),
+            "t.csv:2:5: feature 2: 'M' is not a number (features must be finite float64 numbers)");
+  EXPECT_EQ(error_of([] { csv("1,2\n", {.label_column = 0, .labeled = false}); }),
+            "label_column = 0: must be absent when the file has no label column (no_labels)");
+  // A scikit-learn header declares rows that carry a label.
+  EXPECT_EQ(error_of([] { csv("2,1,a,b\n1,0\n2,1\n", {.labeled = false}); }),
+            "t.csv:1:1: a scikit-learn header \"n,d,class names\" (n = 2, d = 1): its rows have a label column, "
+            "but the file is read without labels (no_labels)");
+}
+
+TEST(Unlabeled, LibsvmLinesOfIndexValue) {
+  std::istringstream in("1:0.5 3:-2\n2:1 # a comment\n# only a comment\n1:0\n");
+  const auto d = hd::read_libsvm(in, "t.svm", 0, {}, hd::FeatureStorage::float64, false);
+  EXPECT_EQ(d.n, 3u);
+  EXPECT_EQ(d.d, 3u);
+  EXPECT_EQ(d.x, (std::vector<double>{0.5, 0, -2, 0, 1, 0, 0, 0, 0}));
+  EXPECT_TRUE(d.raw_labels.empty());
+  EXPECT_EQ(d.origin, (std::vector<std::size_t>{1, 2, 4}));
+  auto unlabeled = [](const std::string& text) {
+    std::istringstream s(text);
+    hd::read_libsvm(s, "t.svm", 0, {}, hd::FeatureStorage::float64, false);
+  };
+  EXPECT_EQ(error_of([&] { unlabeled("1:1\n+1 2:1\n"); }), "t.svm:2:1: expected <index>:<value>, found '+1'");
+  EXPECT_EQ(error_of([&] { unlabeled("1:1\n\n"); }),
+            "t.svm:2:1: empty line (every line must be a record; a record of zeros is written 1:0)");
+  // Read with labels, a line without one is named.
+  EXPECT_EQ(error_of([] { libsvm("1:0.5 3:-2\n"); }), "t.svm:1:1: expected a label before the features, found '1:0.5'");
+}
+
+TEST(Unlabeled, IdxImagesWithoutLabels) {
+  const auto images = data_file("tiny-images-idx3-ubyte.gz");
+  const auto d = hd::read_idx_images(images);
+  const auto with = hd::read_idx(images, data_file("tiny-labels-idx1-ubyte.gz"));
+  EXPECT_EQ(d.n, 3u);
+  EXPECT_EQ(d.d, 4u);
+  EXPECT_EQ(d.x8, with.x8);
+  EXPECT_TRUE(d.raw_labels.empty());
+  EXPECT_EQ(d.origin, (std::vector<std::size_t>{0, 1, 2}));
+  // The dispatch: a labels file with labeled = false is refused, none is needed.
+  hd::DataSource source{.path = images, .format = "idx", .labeled = false};
+  EXPECT_EQ(hd::read(source).x8, d.x8);
+  source.labels_path = data_file("tiny-labels-idx1-ubyte.gz");
+  EXPECT_EQ(error_of([&] { hd::read(source); }),
+            "labels = " + *source.labels_path + ": must be absent when the images are read without labels (no_labels)");
+  EXPECT_EQ(error_of([] { hd::read_idx_images(data_file("truncated-images-idx3-ubyte.gz")); }),
+            data_file("truncated-images-idx3-ubyte.gz") +
+                ": byte 23: truncated: the header declares 12 values (12 bytes of data) but the data ends after 7 bytes");
+}
+
 }  // namespace

@@ -287,4 +287,120 @@ TEST(FeatureRanges, Errors) {
   EXPECT_NE(message(r).find("feature_storage = float32"), std::string::npos) << message(r);
 }
 
+// Scoring records without labels (`hsdp predict --no-labels`, Model.predict_file): the same
+// prepared records and predictions as the labelled file, the outputs as the training labels'
+// text; a file whose width says it has no labels is told so.
+TEST(Score, UnlabeledFileGivesTheLabelledFilesPredictions) {
+  const std::string text = csv(60, 3);
+  const TempFile f("score.csv", text);
+  TrainRequest request = request_for(f.path);
+  request.data.feature_scale = {0.1, 0.005, 0.1};
+  const TrainOutcome out = train_request(request);
+  const ModelFile mf = out.model_file();
+  // The same records without the label column (nor the header's "label").
+  std::string features;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    features += line.substr(0, line.rfind(',')) + "\n";
+    at = end + 1;
+  }
+  const TempFile g("score_features.csv", features);
+  DataSpec labelled;
+  labelled.data = f.path;
+  DataSpec unlabelled;
+  unlabelled.data = g.path;
+  unlabelled.no_labels = true;
+  const data::Dataset a = records_for(mf, labelled), b = records_for(mf, unlabelled);
+  ASSERT_EQ(a.n, 60u);
+  ASSERT_EQ(b.n, 60u);
+  EXPECT_TRUE(b.raw_labels.empty());
+  EXPECT_TRUE(b.y.empty());
+  EXPECT_EQ(b.x, a.x);  // prepared alike (feature scale, record norm)
+  const std::vector<double> pa = predict(mf.model, a), pb = predict(mf.model, b);
+  EXPECT_EQ(pa, pb);
+  // Outputs are -1/+1, shown as the raw labels B/M (positive: the larger, M).
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < a.n; ++i) {
+    const double p = pa[i];
+    ASSERT_TRUE(p == 1.0 || p == -1.0);
+    EXPECT_EQ(output_label(mf, p), p > 0 ? "M" : "B");
+    correct += output_label(mf, p) == a.raw_labels[i] ? 1 : 0;
+  }
+  EXPECT_EQ(static_cast<double>(correct) / 60.0, *evaluate(mf.model, a).accuracy);
+  EXPECT_THROW(output_label(mf, 0.5), std::logic_error);
+  // A real-valued model shows its score.
+  ModelFile real = mf;
+  real.label_kind = "real";
+  EXPECT_EQ(output_label(real, 0.25), "0.25");
+
+  // Without no_labels, the file of 3 columns for a 3-feature model seems to have no labels.
+  DataSpec missing;
+  missing.data = g.path;
+  try {
+    records_for(mf, missing);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.field(), "data");
+    EXPECT_NE(std::string(e.what()).find("it has 3 columns, as many as the model has features: it seems to have no "
+                                         "label column; no_labels scores a file without labels"),
+              std::string::npos)
+        << e.what();
+  }
+  // With no_labels, a file with a numeric label column has one column too many (a text label
+  // column is named by the reader: "feature 3: 'B' is not a number"); classes need labels.
+  std::string numeric;
+  for (std::size_t at = 0; at < features.size();) {
+    const std::size_t end = features.find('\n', at);
+    numeric += features.substr(at, end - at) + (at == 0 ? ",label\n" : ",1\n");
+    at = end + 1;
+  }
+  const TempFile h("score_numeric.csv", numeric);
+  try {
+    records_for(mf, DataSpec{.data = h.path, .no_labels = true});
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("it has 4 columns, one more than the model has features"), std::string::npos)
+        << e.what();
+  }
+  DataSpec classes = unlabelled;
+  classes.classes = {"M"};
+  EXPECT_THROW(records_for(mf, classes), InvalidArgument);
+  // Training needs labels.
+  TrainRequest unlabelled_training = request;
+  unlabelled_training.data.no_labels = true;
+  EXPECT_THROW(train_request(unlabelled_training), InvalidArgument);
+}
+
+TEST(Score, UnlabeledLibsvmAndIdx) {
+  // A 2-feature model on LIBSVM records, then its lines without the labels.
+  const TempFile f("score.svm", "+1 1:1 2:0.5\n-1 1:-1\n+1 2:1\n-1 1:-0.5 2:-1\n+1 1:0.8 2:0.9\n-1 1:-0.7 2:0.1\n");
+  const TempFile g("score_nolabels.svm", "1:1 2:0.5\n1:-1\n2:1\n1:-0.5 2:-1\n1:0.8 2:0.9\n1:-0.7 2:0.1\n");
+  TrainRequest request = request_for(f.path);
+  request.data.format = "libsvm";
+  request.data.test_fraction = 0.5;
+  request.run.batch_size = 1;
+  const ModelFile mf = train_request(request).model_file();
+  DataSpec with{.data = f.path, .format = "libsvm"};
+  DataSpec without{.data = g.path, .format = "libsvm", .no_labels = true};
+  EXPECT_EQ(predict(mf.model, records_for(mf, with)), predict(mf.model, records_for(mf, without)));
+  with.data = g.path;
+  try {
+    records_for(mf, with);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), g.path + ":1:1: expected a label before the features, found '1:1' (the file "
+                                              "seems to have no labels: no_labels scores such a file)");
+  }
+  // IDX images without their labels file: refused unless no_labels says so.
+  DataSpec idx{.data = f.path, .format = "idx"};
+  try {
+    records_for(mf, idx);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.field(), "labels");
+    EXPECT_NE(std::string(e.what()).find("or no_labels to score images without labels"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

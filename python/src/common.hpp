@@ -58,9 +58,21 @@ struct NumericArray {
   py::array_t<double, py::array::forcecast> array;
 };
 inline constexpr char kFeatures[] = "X";
-inline constexpr char kLabels[] = "y";
 using FeaturesArg = NumericArray<kFeatures>;
-using LabelsArg = NumericArray<kLabels>;
+
+/// The labels argument y, converted when the call's arguments are read: numbers (as
+/// numeric_array: bool, int or float) or text (a numpy str array, an object array or a list
+/// of str), as a file's labels may be numbers or text ("M"/"B"). Anything else (complex
+/// numbers, bytes, objects that are neither numbers nor str, a mix of numbers and text,
+/// ragged lists) is an InvalidArgument (ValueError) naming y. Checked later, with X
+/// (dataset_from): one dimension, one label per row, finite numbers, non-empty text.
+struct LabelsArg {
+  py::array_t<double, py::array::forcecast> numbers;  ///< numeric labels (when texts is unset)
+  std::optional<std::vector<std::string>> texts;      ///< text labels (1-D)
+  py::ssize_t ndim() const { return texts ? 1 : numbers.ndim(); }
+  py::ssize_t size() const { return texts ? static_cast<py::ssize_t>(texts->size()) : numbers.shape(0); }
+};
+LabelsArg labels_array(py::handle value, const char* name);
 
 /// An unsigned keyword (a seed, a column index) given as a Python int: the library's
 /// sign-checked parse, so seed=-1 or seed=2**64 is a ValueError naming the keyword.
@@ -73,6 +85,7 @@ void bind_plan(py::module_& m);
 void bind_train(py::module_& m);
 void bind_audit(py::module_& m);
 void bind_compare(py::module_& m);
+void bind_model(py::module_& m);
 /// Gives every function and method of `m` a text signature for inspect.signature (names
 /// and defaults from its py::arg annotations) and every class with a constructor a
 /// __signature__ (signatures.cpp). Called once, after every binding.
@@ -90,6 +103,14 @@ struct type_caster<hsdp::python::NumericArray<Name>> {
   }
   static handle cast(const hsdp::python::NumericArray<Name>& v, return_value_policy, handle) {
     return v.array.inc_ref();
+  }
+};
+template <>
+struct type_caster<hsdp::python::LabelsArg> {
+  PYBIND11_TYPE_CASTER(hsdp::python::LabelsArg, const_name("numpy.ndarray[typing.Any]"));
+  bool load(handle src, bool) {
+    value = hsdp::python::labels_array(src, "y");  // throws: ValueError naming y
+    return true;
   }
 };
 }  // namespace pybind11::detail

@@ -87,6 +87,54 @@ py::array_t<double, py::array::forcecast> numeric_array(py::handle value, const 
   return py::array_t<double, py::array::forcecast>::ensure(a);
 }
 
+LabelsArg labels_array(py::handle value, const char* name) {
+  const std::string wanted = "labels that are all numbers (bool, int or float) or all text (str), one per record";
+  LabelsArg out;
+  py::array a = py::array::ensure(value);
+  if (!a) fail(opt(name), fmt::format("a {}", std::string(py::str(py::type::handle_of(value).attr("__name__")))), wanted);
+  char kind = a.dtype().kind();
+  // A list or tuple is read element by element (as an object array): numpy would turn
+  // [1, "a"] into the text "1", "a" silently, and a ragged list into objects.
+  if (!py::isinstance<py::array>(value) && (kind == 'U' || kind == 'O')) {
+    a = py::module_::import("numpy").attr("array")(value, py::arg("dtype") = "object");
+    kind = 'O';
+  }
+  if (kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f') {
+    out.numbers = py::array_t<double, py::array::forcecast>::ensure(a);
+    return out;
+  }
+  if (kind != 'U' && kind != 'O')
+    fail(opt(name), fmt::format("an array of dtype {}", std::string(py::str(a.dtype()))),
+         wanted + " (complex numbers, bytes and other objects are not accepted)");
+  if (a.ndim() != 1) fail(opt(name), fmt::format("an array with {} dimensions", a.ndim()), "a 1-D array of n labels");
+  const py::list items = a.attr("tolist")();
+  if (kind == 'O') {
+    // All numbers (numbers.Real: Python's and numpy's reals and bools, not complex) or all str.
+    const py::object real = py::module_::import("numbers").attr("Real");
+    std::size_t texts = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const py::handle item = items[i];
+      const bool text = py::isinstance<py::str>(item);
+      if (!text && !py::isinstance(item, real))
+        fail(fmt::format("{}[{}]", name, i), fmt::format("a {}", std::string(py::str(py::type::handle_of(item).attr("__name__")))),
+             wanted);
+      texts += text ? 1 : 0;
+      if (texts != 0 && texts != i + 1)
+        fail(fmt::format("{}[{}]", name, i), std::string(py::repr(item)),
+             fmt::format("{} ({}[0] is {})", wanted, name, py::isinstance<py::str>(items[0]) ? "text" : "a number"));
+    }
+    if (texts == 0) {
+      out.numbers = py::array_t<double, py::array::forcecast>::ensure(a);
+      if (!out.numbers) fail(opt(name), "an array of objects", wanted);
+      return out;
+    }
+  }
+  out.texts.emplace();
+  out.texts->reserve(items.size());
+  for (const py::handle item : items) out.texts->push_back(item.cast<std::string>());
+  return out;
+}
+
 std::optional<std::uint64_t> unsigned_keyword(const char* keyword, const std::optional<py::int_>& value) {
   if (!value) return std::nullopt;
   return parse_unsigned(opt(keyword), std::string(py::repr(*value)));
@@ -133,6 +181,7 @@ PYBIND11_MODULE(hsdp, m) {
   bind_accounting(m);
   bind_calibrate(m);
   bind_plan(m);
+  bind_model(m);  // before train: TrainResult.model returns an hsdp.Model
   bind_train(m);
   bind_audit(m);
   bind_compare(m);

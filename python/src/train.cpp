@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "common.hpp"
+#include "model.hpp"
 #include "hsdp/audit/mia.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
@@ -24,48 +25,6 @@ namespace hsdp::python {
 
 namespace {
 
-using Array = py::array_t<double, py::array::forcecast>;
-
-// A Dataset from a 2-D float64 array (any strides) and a 1-D label array, labels kept as
-// raw text (shortest round-trip form) so that map_labels treats them as the CLI treats a
-// file's labels. Record i comes from row i of X (0-based; messages say "X:i").
-data::Dataset dataset_from(const Array& X, const Array& y, const char* xname, const char* yname) {
-  if (X.ndim() != 2)
-    fail(xname, fmt::format("an array with {} dimensions", X.ndim()), "a 2-D array (n records x d features)");
-  if (y.ndim() != 1) fail(yname, fmt::format("an array with {} dimensions", y.ndim()), "a 1-D array of n labels");
-  const auto n = static_cast<std::size_t>(X.shape(0));
-  const auto d = static_cast<std::size_t>(X.shape(1));
-  if (static_cast<std::size_t>(y.shape(0)) != n)
-    fail(yname, fmt::format("{} labels", y.shape(0)), fmt::format("one label per row of {} ({} rows)", xname, n));
-  if (n == 0) fail(xname, "(no rows)", "at least one record");
-  if (d == 0) fail(xname, "(no columns)", "at least one feature");
-  data::Dataset ds;
-  ds.n = n;
-  ds.d = d;
-  ds.source = xname;
-  ds.labels_source = yname;  // label messages name y[i]
-  ds.origin_kind = data::Dataset::Origin::row;
-  ds.x.resize(n * d);
-  const auto xv = X.unchecked<2>();
-  const auto yv = y.unchecked<1>();
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < d; ++j) {
-      const double v = xv(static_cast<py::ssize_t>(i), static_cast<py::ssize_t>(j));
-      if (!std::isfinite(v))
-        fail(fmt::format("{}[{}, {}]", xname, i, j), v, "finite (every feature must be a finite number)");
-      ds.x[i * d + j] = v;
-    }
-  ds.raw_labels.reserve(n);
-  ds.origin.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double v = yv(static_cast<py::ssize_t>(i));
-    if (!std::isfinite(v)) fail(fmt::format("{}[{}]", yname, i), v, "finite");
-    ds.raw_labels.push_back(show(v));
-    ds.origin.push_back(i);
-  }
-  return ds;
-}
-
 // The result of hsdp.train: the library's outcome of the request (its prepared records
 // dropped: only their shape, storage and labels are kept), and the model file it wrote.
 struct PyTrainResult {
@@ -75,12 +34,6 @@ struct PyTrainResult {
   const train::Preparation& preparation() const { return outcome.prepared.preparation; }
   std::string account_command() const { return cli::command_line("account", outcome.result.account_request) + " --json"; }
 };
-
-py::array_t<double> theta_array(const train::LinearModel& m) {
-  py::array_t<double> out({static_cast<py::ssize_t>(m.outputs), static_cast<py::ssize_t>(m.features())});
-  std::copy(m.theta.begin(), m.theta.end(), out.mutable_data());
-  return out;
-}
 
 // The keywords of hsdp.train / hsdp.audit_mia as the library's training request.
 train::TrainSpec train_flags(const std::string& model, const std::string& algorithm, double l2,
@@ -154,7 +107,7 @@ PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsA
     if (!X) fail("X", "(missing)", "the records of y, one row each");
     if (!y) fail("y", "(missing)", "one label per row of X");
     if (data) fail(opt("data"), *data, "absent when the arrays X and y are given");
-    d.records = dataset_from(X->array, y->array, "X", "y");
+    d.records = dataset_from(X->array, &*y, "X", "y");
     d.data = "X";
     d.format = "array";
   } else if (data) {
@@ -237,20 +190,13 @@ py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const st
   request.feature_scale = std::move(feature_scale);
   const audit::MiaSetup setup = request.resolve();
 
-  data::Dataset ds = dataset_from(X.array, y.array, "X", "y");
+  data::Dataset ds = dataset_from(X.array, &y, "X", "y");
   nlohmann::json j;
   {
     py::gil_scoped_release release_gil;
     j = audit::to_json(audit::run_mia(ds, setup).result);
   }
   return to_python(j);
-}
-
-py::dict evaluation(const train::Evaluation& e) {
-  py::dict d;
-  d["loss"] = e.loss;
-  d["accuracy"] = optional_float(e.accuracy);
-  return d;
 }
 
 // A training field's Python keyword: its library name, except no_bias, stated as bias.
@@ -351,21 +297,10 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
   py::class_<PyTrainResult>(m, "TrainResult", "A trained linear model and the privacy report of the run performed.")
       .def_property_readonly("theta", [](const PyTrainResult& r) { return theta_array(r.result().model); },
                              "Weights, outputs x (d + bias): the last column is the intercept when bias.")
-      .def_property_readonly("weights", [](const PyTrainResult& r) {
-        const auto& mdl = r.result().model;
-        py::array_t<double> w({static_cast<py::ssize_t>(mdl.outputs), static_cast<py::ssize_t>(mdl.d)});
-        auto wv = w.mutable_unchecked<2>();
-        for (std::size_t k = 0; k < mdl.outputs; ++k)
-          for (std::size_t j = 0; j < mdl.d; ++j) wv(k, j) = mdl.theta[k * mdl.features() + j];
-        return w;
-      }, "The weights without the intercept, outputs x d.")
-      .def_property_readonly("intercept", [](const PyTrainResult& r) -> py::object {
-        const auto& mdl = r.result().model;
-        if (!mdl.bias) return py::none();
-        std::vector<double> b;
-        for (std::size_t k = 0; k < mdl.outputs; ++k) b.push_back(mdl.theta[k * mdl.features() + mdl.d]);
-        return py::cast(b);
-      }, "The intercept of each output (None without bias).")
+      .def_property_readonly("weights", [](const PyTrainResult& r) { return weights_array(r.result().model); },
+                             "The weights without the intercept, outputs x d.")
+      .def_property_readonly("intercept", [](const PyTrainResult& r) { return intercept_of(r.result().model); },
+                             "The intercept of each output (None without bias).")
       .def_property_readonly("run", [](const PyTrainResult& r) { return PyRun{r.result().run, std::nullopt}; },
                              "The run performed (noise as actually used).")
       .def_property_readonly("report", [](const PyTrainResult& r) -> py::object {
@@ -455,30 +390,20 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
            "The document of to_json() as Python objects.")
       .def("text", [](const PyTrainResult& r) { return train::to_text(r.outcome, r.account_command(), r.written_to); },
            "The text `hsdp train` prints for the same request, byte for byte.")
-      .def("predict", [](const PyTrainResult& r, const FeaturesArg& features) {
-        const Array& X = features.array;
-        Array y0(X.ndim() == 2 ? X.shape(0) : 0);
-        std::fill(y0.mutable_data(), y0.mutable_data() + y0.size(), 0.0);
-        data::Dataset ds = dataset_from(X, y0, "X", "y");
-        const train::LinearModel& model = r.result().model;
-        if (ds.d != model.d)
-          fail("X", fmt::format("{} features", ds.d), fmt::format("the model's d = {} features", model.d));
-        train::prepare_like(ds, r.preparation());
-        py::array_t<double> out(static_cast<py::ssize_t>(ds.n));
-        auto o = out.mutable_unchecked<1>();
-        std::vector<double> x(ds.d);
-        for (std::size_t i = 0; i < ds.n; ++i) {
-          ds.effective_row(i, x.data());
-          o(static_cast<py::ssize_t>(i)) = model.predict(x.data());
-        }
-        return out;
-      }, py::arg("X"), "Predicted labels (+-1 for binary losses, class ids for softmax, scores for squared).")
+      .def("predict", [](const PyTrainResult& r, const FeaturesArg& X) { return predict_labels(r.outcome.model_file(), X); },
+           py::arg("X"),
+           "Predicted labels for the rows of X in the training labels' own values (0/1 when y was 0/1, 'M'/'B' "
+           "when y was text; class labels for softmax), scores for the squared loss: as `hsdp predict --output`.")
       .def("evaluate", [](const PyTrainResult& r, const FeaturesArg& X, const LabelsArg& y) {
-        train::DataSpec records;
-        records.data = "X";
-        records.records = dataset_from(X.array, y.array, "X", "y");
-        return evaluation(train::evaluate(r.result().model, train::records_for(r.outcome.model_file(), std::move(records))));
+        return evaluate_arrays(r.outcome.model_file(), X, y);
       }, py::arg("X"), py::arg("y"), "{'loss': mean data loss, 'accuracy': fraction correct or None}.")
+      .def_property_readonly("model", [](const PyTrainResult& r) {
+        return model_of(train::to_json(r.outcome, r.account_command()), "model");
+      }, "The trained model as an hsdp.Model: what hsdp.load_model reads from the file save() writes.")
+      .def("save", [](const PyTrainResult& r, const std::string& output) {
+        train::write_json_atomically(output, train::to_json(r.outcome, r.account_command()));
+      }, py::arg("output"),
+         "Writes the model file, the document `hsdp train --output` writes (to_json()); replaced atomically.")
       .def("__repr__", [](const PyTrainResult& r) {
         return fmt::format("<hsdp.TrainResult {} parameters, released step {} of {}>", r.result().model.parameters(),
                            r.result().released_step, r.result().run.steps);

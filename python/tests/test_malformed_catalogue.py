@@ -70,7 +70,15 @@ CASES = [
     ("X_string_scalar", lambda t: train("data.csv"), ValueError, ["X"]),
     ("y_two_dimensions", lambda t: train(y=Y.reshape(40, 1)), ValueError, ["y", "1-D"]),
     ("y_wrong_length", lambda t: train(y=Y[:39]), ValueError, ["y", "39"]),
-    ("y_strings", lambda t: train(y=np.array(["a", "b"] * 20)), ValueError, ["y", "dtype"]),
+    # text labels are valid (as a file's M/B); y still refuses what is neither numbers nor text
+    ("y_bytes", lambda t: train(y=np.array([b"a", b"b"] * 20)), ValueError, ["y", "dtype"]),
+    ("y_objects", lambda t: train(y=np.array([{}] * 40, dtype=object)), ValueError, ["y[0]", "dict"]),
+    ("y_none", lambda t: train(y=[None] * 40), ValueError, ["y[0]", "NoneType"]),
+    ("y_numbers_and_text", lambda t: train(y=[0, "a"] * 20), ValueError, ["y[1]", "'a'", "y[0] is a number"]),
+    ("y_text_and_numbers", lambda t: train(y=np.array(["a", 1] * 20, dtype=object)), ValueError, ["y[1]", "text"]),
+    ("y_ragged", lambda t: train(y=[[0], [1, 2]] * 20), ValueError, ["y", "list"]),
+    ("y_empty_text", lambda t: train(y=np.array(["a", ""] * 20)), ValueError, ["y[1]", "non-empty"]),
+    ("y_three_texts_logistic", lambda t: train(y=np.array(["a", "b", "c", "d"] * 10)), ValueError, ["labels"]),
     ("y_complex", lambda t: train(y=Y + 0j), ValueError, ["y", "complex"]),
     ("y_nan", lambda t: train(y=np.where(np.arange(40) == 3, np.nan, Y)), ValueError, ["y[3]"]),
     ("y_one_class", lambda t: train(y=np.zeros(40)), ValueError, ["labels", "in y"]),
@@ -121,6 +129,23 @@ CASES = [
     ("evaluate_wrong_width", lambda t: trained().evaluate(X[:, :2], Y), ValueError, ["X", "2 features"]),
     ("predict_strings", lambda t: trained().predict(np.array([["a", "b", "c"]])), ValueError, ["X", "dtype"]),
     ("predict_complex", lambda t: trained().predict(X + 2j), ValueError, ["X", "complex"]),
+    ("evaluate_text_unseen", lambda t: trained().evaluate(X, np.array(["a"] * 40)), ValueError, ["y[0]", "a"]),
+    # model files
+    ("load_model_missing", lambda t: hsdp.load_model(str(t / "none.json")), ValueError, ["model_file", "none.json"]),
+    ("load_model_not_json", lambda t: hsdp.load_model(write(t, "m.json", "loss = logistic\n")), ValueError,
+     ["model_file", "m.json", "JSON"]),
+    ("load_model_version_2", lambda t: hsdp.load_model(
+        write(t, "m.json", trained().to_json().replace('"version": 1', '"version": 2'))), ValueError, ["version", "2"]),
+    ("load_model_weights_short", lambda t: hsdp.load_model(
+        write(t, "m.json", trained().model.to_json().replace('"features": 3', '"features": 4'))), ValueError,
+     ["model.weights[0]", "3 values"]),
+    ("save_into_missing_directory", lambda t: trained().model.save(str(t / "no" / "m.json")), ValueError, ["output"]),
+    ("predict_file_without_no_labels", lambda t: trained().model.predict_file(write(t, "x.csv", "1,2,3\n4,5,6\n")),
+     ValueError, ["data", "no label column", "no_labels"]),
+    ("predict_file_label_column_no_labels", lambda t: trained().model.predict_file(
+        write(t, "x.csv", "1,2,3\n"), label_column=0, no_labels=True), ValueError, ["label_column", "no_labels"]),
+    ("predict_file_idx_without_labels", lambda t: trained().model.predict_file(
+        write(t, "x.idx", "x"), format="idx"), ValueError, ["labels", "no_labels"]),
     # accounting
     ("analysis_bogus", lambda t: hsdp.analysis("bogus"), ValueError, ["name = bogus"]),
     ("report_result_bogus", lambda t: hsdp.account(run()).result("bogus"), ValueError, ["name = bogus"]),

@@ -119,6 +119,10 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
     fail("delimiter", quoted(std::string_view(&options.delimiter, 1)),
          "a character other than a quote, NUL or a line break");
 
+  if (!options.labeled && options.label_column)
+    fail(opt("label_column"), std::to_string(*options.label_column),
+         fmt::format("absent when the file has no label column ({})", error_field("no_labels")));
+
   Dataset data;
   data.source = name;
   std::string line;
@@ -131,23 +135,32 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
 
   std::vector<Field> fields;
   std::size_t expected = 0;   // fields per row, fixed by the header or the first row
-  std::size_t label = 0;      // label column
+  std::size_t label = 0;      // label column (options.labeled = false: none, = expected)
+  std::size_t features = 0;   // features per row
   std::size_t header_line = 0;
   std::size_t declared_n = 0;  // records promised by a scikit-learn header
   bool declared = false;
   bool first = true;
 
   auto choose_label = [&](std::size_t width, std::size_t at) {
-    if (width < 2)
+    if (!options.labeled) {
+      // No label column: every field is a feature (label = width matches no field).
+      if (width < 1) fail_at(name, at, 1, "0 fields: a row needs at least one feature");
+      label = width;
+      features = width;
+    } else {
+      if (width < 2)
+        fail_at(name, at, 1,
+                fmt::format("{} field(s): a row needs at least one feature and a label", width));
+      label = options.label_column.value_or(width - 1);
+      if (label >= width)
+        fail(opt("label_column"), std::to_string(label),
+             fmt::format("in [0, {}]: the rows of {} have {} fields ({}:{})", width - 1, name, width, name, at));
+      features = width - 1;
+    }
+    if (features > options.limits.features)
       fail_at(name, at, 1,
-              fmt::format("{} field(s): a row needs at least one feature and a label", width));
-    label = options.label_column.value_or(width - 1);
-    if (label >= width)
-      fail(opt("label_column"), std::to_string(label),
-           fmt::format("in [0, {}]: the rows of {} have {} fields ({}:{})", width - 1, name, width, name, at));
-    if (width - 1 > options.limits.features)
-      fail_at(name, at, 1,
-              fmt::format("{} features: more than {} (the most hsdp reads; docs/data.md \"Limits\")", width - 1,
+              fmt::format("{} features: more than {} (the most hsdp reads; docs/data.md \"Limits\")", features,
                           options.limits.features));
     expected = width;
   };
@@ -160,11 +173,16 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
     bool header = options.header == CsvOptions::Header::present || sk;
     if (options.header == CsvOptions::Header::auto_detect && !header) {
       const std::size_t width = fields.size();
-      const std::size_t lab = options.label_column.value_or(width == 0 ? 0 : width - 1);
+      const std::size_t lab = !options.labeled ? width : options.label_column.value_or(width == 0 ? 0 : width - 1);
       header = !all_numbers(fields, lab);
     }
     if (header) {
       header_line = at;
+      if (sk && !options.labeled)  // its rows are d features and a label
+        fail_at(name, at, 1,
+                fmt::format("a scikit-learn header \"n,d,class names\" (n = {}, d = {}): its rows have a label "
+                            "column, but the file is read without labels ({})",
+                            n, d, error_field("no_labels")));
       if (sk) {
         declared = true;
         declared_n = n;
@@ -220,10 +238,10 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
       fail_at(name, lineno, 1,
               fmt::format("more than {} records (the most hsdp reads from one file; docs/data.md \"Limits\")",
                           options.limits.records));
-    if ((data.n + 1) * (expected - 1) > options.limits.values)
+    if ((data.n + 1) * features > options.limits.values)
       fail_at(name, lineno, 1,
               fmt::format("more than {} feature values ({} records x {} features; docs/data.md \"Limits\")",
-                          options.limits.values, data.n + 1, expected - 1));
+                          options.limits.values, data.n + 1, features));
     if (declared && !part && data.n == declared_n)
       fail_at(name, lineno, 1,
               fmt::format("more records than the {} declared by the header on line {}",
@@ -262,7 +280,7 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
     part->declared_n = declared_n;
     part->header_line = header_line;
     part->lines = lineno;
-    data.d = expected == 0 ? 0 : expected - 1;
+    data.d = features;
     return data;
   }
   if (declared && data.n != declared_n)
@@ -270,7 +288,7 @@ Dataset detail::read_csv_lines(LineSource& lines, const std::string& name, const
             fmt::format("the header declares {} records but the file has {}", declared_n,
                         data.n));
   if (data.n == 0) fail_at(name, lineno + 1, 1, "no records");
-  data.d = expected - 1;
+  data.d = features;
   return data;
 }
 

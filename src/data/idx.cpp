@@ -230,10 +230,10 @@ struct Idx {
 // The headers of both files, checked against the limits (before the labels, so that a header
 // promising too much is named as such) and against each other; returns d. `part_n`: the
 // records one process stores (checked against limits.values).
-std::uint64_t read_headers(Idx& images, Idx& labels, const DataLimits& limits,
+// `labels` null: an images file alone (read_idx_images).
+std::uint64_t read_headers(Idx& images, Idx* labels, const DataLimits& limits,
                            std::uint64_t (*part_n)(std::uint64_t, int, int), int rank, int size) {
   const std::string& images_name = images.name;
-  const std::string& labels_name = labels.name;
   const std::uint64_t max_values = limits.values;
   images.read_header();
   if (images.dims.size() < 2)
@@ -259,13 +259,14 @@ std::uint64_t read_headers(Idx& images, Idx& labels, const DataLimits& limits,
     fail_at_byte(images_name, 4,
                  fmt::format("{} records x {} values: more than {} values (docs/data.md \"Limits\")", stored, d,
                              max_values));
-  labels.read_header();
-  if (labels.dims.size() != 1)
-    fail_at_byte(labels_name, 3,
-                 fmt::format("{} dimensions: a labels file has exactly 1", labels.dims.size()));
-  if (labels.dims[0] != n)
-    fail_at_byte(labels_name, 4,
-                 fmt::format("{} labels, but {} has {} records", labels.dims[0], images_name, n));
+  if (!labels) return d;
+  labels->read_header();
+  if (labels->dims.size() != 1)
+    fail_at_byte(labels->name, 3,
+                 fmt::format("{} dimensions: a labels file has exactly 1", labels->dims.size()));
+  if (labels->dims[0] != n)
+    fail_at_byte(labels->name, 4,
+                 fmt::format("{} labels, but {} has {} records", labels->dims[0], images_name, n));
   return d;
 }
 
@@ -277,7 +278,8 @@ std::uint64_t part_records(std::uint64_t n, int rank, int size) {
   return first_record(n, rank + 1, size) - first_record(n, rank, size);
 }
 
-Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
+// labels_src null: the images alone (no labels).
+Dataset read(detail::ByteSource& images_src, detail::ByteSource* labels_src,
              const std::string& images_name, const std::string& labels_name,
              const DataLimits& limits, std::optional<FeatureStorage> storage) {
   if (limits.values == 0) fail("max_values", "0", "at least 1");
@@ -286,22 +288,26 @@ Dataset read(detail::ByteSource& images_src, detail::ByteSource& labels_src,
   images.source = &images_src;
   Idx labels;
   labels.name = labels_name;
-  labels.source = &labels_src;
-  const std::uint64_t d = read_headers(images, labels, limits, all_records, 0, 1);
+  labels.source = labels_src;
+  const std::uint64_t d = read_headers(images, labels_src ? &labels : nullptr, limits, all_records, 0, 1);
   const std::uint64_t n = images.dims[0];
 
   Dataset data;
   data.source = images_name;
-  data.labels_source = labels_name;
   data.origin_kind = Dataset::Origin::item;
   data.n = static_cast<std::size_t>(n);
   data.d = static_cast<std::size_t>(d);
   images.store(data, n * d, 0, n * d, storage);
   images.expect_end();
+  data.origin.reserve(data.n);
+  if (!labels_src) {
+    for (std::size_t i = 0; i < data.n; ++i) data.origin.push_back(i);
+    return data;
+  }
+  data.labels_source = labels_name;
   const std::vector<double> y = labels.read_values(n);
   labels.expect_end();
   data.raw_labels.reserve(data.n);
-  data.origin.reserve(data.n);
   const bool integral = labels.type != 0x0D && labels.type != 0x0E;
   for (std::size_t i = 0; i < data.n; ++i) {
     data.raw_labels.push_back(integral ? std::to_string(static_cast<std::int64_t>(y[i]))
@@ -325,7 +331,7 @@ Dataset detail::read_idx_records(const std::string& images_path, const std::stri
   Idx labels;
   labels.name = labels_path;
   labels.source = labels_src.get();
-  const std::uint64_t d = read_headers(images, labels, limits, part_records, rank, size);
+  const std::uint64_t d = read_headers(images, &labels, limits, part_records, rank, size);
   const std::uint64_t n = images.dims[0];
   const std::uint64_t first = first_record(n, rank, size);
   const std::uint64_t last = first_record(n, rank + 1, size);
@@ -352,7 +358,13 @@ Dataset read_idx(const std::string& images_path, const std::string& labels_path,
                  const DataLimits& limits, std::optional<FeatureStorage> storage) {
   auto images = detail::open_bytes(images_path);
   auto labels = detail::open_bytes(labels_path);
-  return read(*images, *labels, images_path, labels_path, limits, storage);
+  return read(*images, labels.get(), images_path, labels_path, limits, storage);
+}
+
+Dataset read_idx_images(const std::string& images_path, const DataLimits& limits,
+                        std::optional<FeatureStorage> storage) {
+  auto images = detail::open_bytes(images_path);
+  return read(*images, nullptr, images_path, "", limits, storage);
 }
 
 Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
@@ -360,7 +372,7 @@ Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint
                  const DataLimits& limits, std::optional<FeatureStorage> storage) {
   auto i = detail::memory_bytes(images, images_name);
   auto l = detail::memory_bytes(labels, labels_name);
-  return read(*i, *l, images_name, labels_name, limits, storage);
+  return read(*i, l.get(), images_name, labels_name, limits, storage);
 }
 
 }  // namespace hsdp::data

@@ -23,7 +23,7 @@ bool blank(char c) { return c == ' ' || c == '\t'; }
 
 Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std::size_t dimension,
                                  std::size_t first_line, SparseRows& rows, FeatureStorage storage,
-                                 const DataLimits& limits) {
+                                 const DataLimits& limits, bool labeled) {
   if (storage == FeatureStorage::uint8)
     fail(opt("feature_storage"), "uint8", "float64 or float32 for a LIBSVM file (uint8 is for IDX images)");
   Dataset data;
@@ -54,16 +54,21 @@ Dataset detail::read_libsvm_rows(LineSource& lines, const std::string& name, std
       return {rest.substr(start, i - start), start + 1};
     };
 
-    const auto [label, label_column] = token();
-    if (label.empty()) fail_at(name, lineno, 1, "empty line (every line must be a record)");
+    if (rest.find_first_not_of(" \t") == std::string_view::npos)
+      fail_at(name, lineno, 1,
+              labeled ? "empty line (every line must be a record)"
+                      : "empty line (every line must be a record; a record of zeros is written 1:0)");
     if (data.n >= limits.records)
       fail_at(name, lineno, 1,
               fmt::format("more than {} records (the most hsdp reads from one file; docs/data.md \"Limits\")",
                           limits.records));
-    if (label.find(':') != std::string_view::npos)
-      fail_at(name, lineno, label_column,
-              fmt::format("expected a label before the features, found {}", quoted(label)));
-    data.raw_labels.emplace_back(label);
+    if (labeled) {
+      const auto [label, label_column] = token();
+      if (label.find(':') != std::string_view::npos)
+        fail_at(name, lineno, label_column,
+                fmt::format("expected a label before the features, found {}", quoted(label)));
+      data.raw_labels.emplace_back(label);
+    }
 
     std::uint64_t previous = 0;
     for (;;) {
@@ -152,11 +157,11 @@ void detail::densify(Dataset& data, const SparseRows& rows, std::size_t d, Featu
 namespace {
 
 Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dimension,
-             const DataLimits& limits, FeatureStorage storage) {
+             const DataLimits& limits, FeatureStorage storage, bool labeled) {
   const std::uint64_t max_values = limits.values;
   if (max_values == 0) fail("max_values", "0", "at least 1");
   detail::SparseRows rows;
-  Dataset data = detail::read_libsvm_rows(lines, name, dimension, 1, rows, storage, limits);
+  Dataset data = detail::read_libsvm_rows(lines, name, dimension, 1, rows, storage, limits, labeled);
   const std::size_t lineno = rows.lines;
   const std::uint64_t max_index = rows.max_index;
   const std::uint64_t max_index_line = rows.max_index_line;
@@ -178,15 +183,15 @@ Dataset read(detail::LineSource& lines, const std::string& name, std::size_t dim
 }  // namespace
 
 Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension,
-                    const DataLimits& limits, FeatureStorage storage) {
+                    const DataLimits& limits, FeatureStorage storage, bool labeled) {
   auto lines = detail::istream_lines(in, name, limits);
-  return read(*lines, name, dimension, limits, storage);
+  return read(*lines, name, dimension, limits, storage, labeled);
 }
 
 Dataset read_libsvm(const std::string& path, std::size_t dimension, const DataLimits& limits,
-                    FeatureStorage storage) {
+                    FeatureStorage storage, bool labeled) {
   auto lines = detail::open_lines(path, limits);
-  return read(*lines, path, dimension, limits, storage);
+  return read(*lines, path, dimension, limits, storage, labeled);
 }
 
 }  // namespace hsdp::data

@@ -37,9 +37,11 @@ struct SparseRows {
   std::size_t lines = 0;  ///< the number of the last line read
 };
 /// Reads LIBSVM lines numbered from first_line; the Dataset has n, labels, origin (no x, d).
+/// labeled = false: no line starts with a label (read_libsvm).
 Dataset read_libsvm_rows(LineSource& lines, const std::string& name, std::size_t dimension,
                          std::size_t first_line, SparseRows& rows,
-                         FeatureStorage storage = FeatureStorage::float64, const DataLimits& limits = {});
+                         FeatureStorage storage = FeatureStorage::float64, const DataLimits& limits = {},
+                         bool labeled = true);
 /// Stores the rows densely with d features, as float64 or float32 (`storage`).
 void densify(Dataset& data, const SparseRows& rows, std::size_t d,
              FeatureStorage storage = FeatureStorage::float64);

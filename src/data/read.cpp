@@ -29,12 +29,19 @@ Dataset read_format(const DataSource& source) {
   if (source.format == "csv") {
     CsvOptions options;
     options.label_column = source.label_column;
+    options.labeled = source.labeled;
     options.storage = text_storage;
     options.limits = source.limits;
     return read_csv(source.path, options);
   }
   if (source.format == "libsvm")
-    return read_libsvm(source.path, source.dimension, source.limits, text_storage);
+    return read_libsvm(source.path, source.dimension, source.limits, text_storage, source.labeled);
+  if (source.format == "idx" && !source.labeled) {
+    if (source.labels_path)
+      fail(opt(source.labels_field), *source.labels_path,
+           fmt::format("absent when the images are read without labels ({})", error_field("no_labels")));
+    return read_idx_images(source.path, source.limits, source.storage);
+  }
   if (source.format == "idx") {
     if (!source.labels_path)
       fail(opt(source.labels_field), "(missing)",

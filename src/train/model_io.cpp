@@ -234,6 +234,13 @@ bool parse_number(const std::string& text, double& out) {
 }
 }  // namespace
 
+std::string output_label(const ModelFile& f, double output) {
+  if (f.label_kind == "real") return fmt::format("{}", output);
+  for (std::size_t k = 0; k < f.labels.mapped.size(); ++k)
+    if (f.labels.mapped[k] == output) return f.labels.raw[k];
+  throw std::logic_error(fmt::format("model output {} is not a mapped label ({})", output, f.labels.describe()));
+}
+
 void apply_label_mapping(data::Dataset& data, std::string_view kind, const data::LabelMapping& mapping,
                          std::size_t first) {
   data.y.resize(data.n);

@@ -86,6 +86,7 @@ data::Dataset whole_records(DataSpec& ds, std::optional<data::FeatureStorage> st
 }  // namespace
 
 PreparedData prepare_data(DataSpec ds, TrainConfig& c, const Layout& layout) {
+  if (ds.no_labels) fail(opt("no_labels"), "true", "false for training (a model is trained on labelled records)");
   // The record-norm bound of the plan (public quantities only) is the preparation's.
   if (const auto R = planned_record_norm(c)) c.record_norm = *R;
   // ---- checked before any data are read
@@ -321,31 +322,86 @@ std::string to_text(const TrainOutcome& o, const std::string& account_command,
   return out;
 }
 
+namespace {
+
+// The records of a file to score, read with labels unless ds.no_labels; a file that seems to
+// have no labels (or, with no_labels, one label column too many) is an error saying so.
+data::Dataset read_to_score(const DataSpec& ds, std::optional<data::FeatureStorage> storage, std::size_t d) {
+  if (ds.format == "idx" && !ds.labels && !ds.no_labels)
+    fail(opt("labels"), "(missing)",
+         fmt::format("the IDX labels file for {}, or {} to score images without labels", error_field("format", "idx"),
+                     error_field("no_labels")));
+  data::DataSource source = source_of(ds, ds.data, ds.labels, "labels", storage, d);
+  source.labeled = !ds.no_labels;
+  data::Dataset records;
+  try {
+    records = data::read(source);
+  } catch (const InvalidArgument& e) {
+    // A LIBSVM line read with labels that starts with index:value: the file has none
+    // (the reader's message, libsvm.cpp, completed with the field that reads such a file).
+    if (ds.no_labels || ds.format != "libsvm" ||
+        std::string_view(e.what()).find("expected a label before the features") == std::string_view::npos)
+      throw;
+    throw InvalidArgument(fmt::format("{} (the file seems to have no labels: {} scores such a file)", e.what(),
+                                      error_field("no_labels")));
+  }
+  if (records.d == d) return records;
+  if (ds.format == "csv" && !ds.no_labels && records.d + 1 == d)
+    fail(opt("data"), ds.data,
+         fmt::format("a file with the model's d = {} features per record besides the label (it has {} columns, as "
+                     "many as the model has features: it seems to have no label column; {} scores a file without "
+                     "labels)",
+                     d, d, error_field("no_labels")));
+  if (ds.format == "csv" && ds.no_labels && records.d == d + 1)
+    fail(opt("data"), ds.data,
+         fmt::format("a file of the model's d = {} features per record (it has {} columns, one more than the model "
+                     "has features: it seems to have a label column; without {} the last column, or {}, is read "
+                     "as the label)",
+                     d, d + 1, error_field("no_labels"), error_field("label_column")));
+  if (ds.no_labels)
+    fail(opt("data"), ds.data, fmt::format("a file of the model's d = {} features per record (it has {})", d, records.d));
+  fail(opt("data"), ds.data,
+       fmt::format("a file with the model's d = {} features per record besides the label{} (it has {})", d,
+                   ds.format == "csv" ? fmt::format(" (in CSV the last column, or {}, is the label)",
+                                                    error_field("label_column"))
+                                      : std::string(),
+                   records.d));
+}
+
+}  // namespace
+
 data::Dataset records_for(const ModelFile& model, DataSpec ds) {
   const auto storage = storage_of(ds, !model.feature_center.empty());
   const std::size_t d = model.model.d;
+  if (ds.no_labels && !ds.classes.empty())
+    fail(opt("classes"), ds.classes.front(),
+         fmt::format("absent with {} (records without labels have no class to select)", error_field("no_labels")));
   data::Dataset records;
   if (ds.records) {
     records = storage ? data::stored_as(std::move(*ds.records), *storage) : std::move(*ds.records);
     if (records.d != d)  // records in memory are named by their own name (e.g. X)
       fail(ds.data, fmt::format("{} features", records.d), fmt::format("the model's d = {} features", d));
   } else {
-    records = data::read(source_of(ds, ds.data, ds.labels, "labels", storage, d));
-    if (records.d != d)
-      fail(opt("data"), ds.data,
-           fmt::format("a file with the model's d = {} features per record besides the label{} (it has {})", d,
-                       ds.format == "csv" ? " (in CSV the last column, or --label-column, is the label)" : "",
-                       records.d));
+    records = read_to_score(ds, storage, d);
   }
   if (!ds.classes.empty()) records = data::select_classes(records, ds.classes);
   // A label the model was not trained on is an error naming the record.
-  apply_label_mapping(records, model.label_kind, model.labels);
+  if (!ds.no_labels) apply_label_mapping(records, model.label_kind, model.labels);
   Preparation p;
   p.feature_center = model.feature_center;
   p.feature_scale = model.feature_scale;
   p.record_norm = model.record_norm;
   prepare_like(records, p);
   return records;
+}
+
+std::vector<double> predict(const LinearModel& model, const data::Dataset& records) {
+  std::vector<double> out(records.n), x(records.d);
+  for (std::size_t i = 0; i < records.n; ++i) {
+    records.effective_row(i, x.data());
+    out[i] = model.predict(x.data());
+  }
+  return out;
 }
 
 }  // namespace hsdp::train

@@ -245,7 +245,7 @@ std::vector<Case> reported() {
        model([](json& d) { d["model"]["features"] = -1; })},
       {"cr_only_csv", csv_train("cr.csv"), {"cr.csv:1:6", "carriage return"}, text("cr.csv", "1,2,0\r3,4,1\r5,6,0\r")},
       {"predict_features_only_csv", "predict --model-file model.json --data x.csv --output existing.out",
-       {"--data", "label"}, text("x.csv", "1,2,3\n4,5,6\n")},
+       {"--data", "no label column", "--no-labels"}, text("x.csv", "1,2,3\n4,5,6\n")},
   };
 }
 

@@ -2,6 +2,7 @@
 // iris (installed by scripts/install-deps.sh as python3-sklearn).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -108,6 +109,130 @@ TEST(TrainCli, PredictScoresTheSavedModelLikeTheLibrary) {
   int lines = 0;
   while (std::getline(pf, line)) ++lines;
   EXPECT_EQ(lines, 570);  // header + one per record
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `hsdp predict --no-labels`: a file of features only gets the labelled file's predictions
+// (in the training labels' own text, here 0/1); without the flag the error says the file
+// seems to have no label column and names the flag.
+TEST(TrainCli, PredictWithoutLabels) {
+  ASSERT_TRUE(std::filesystem::exists(kBreastCancer));
+  const std::string model = temp_path("nolabels_model.json"), features = temp_path("features.csv"),
+                    with = temp_path("with_labels.out"), without = temp_path("without_labels.out");
+  auto r = run_cli("train --data " + kBreastCancer +
+                   " --model logistic --feature-ranges " + HSDP_SOURCE_DIR +
+                   "/data/feature-ranges/breast_cancer.txt --epsilon 1 --seed 1 --output " + model);
+  ASSERT_EQ(r.status, 0) << r.err;
+  // breast_cancer.csv without its header line and its label column (the last).
+  std::ifstream in(kBreastCancer);
+  std::string line, text, labels;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    text += line.substr(0, line.rfind(',')) + "\n";
+    labels += line.substr(line.rfind(',') + 1) + "\n";
+  }
+  std::ofstream(features) << text;
+
+  r = run_cli("predict --model-file " + model + " --data " + kBreastCancer + " --output " + with);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("predict --model-file " + model + " --data " + features + " --no-labels --output " + without + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json p = parse(r.out);
+  EXPECT_EQ(p["records"], 569);
+  EXPECT_EQ(p["labels"], false);
+  EXPECT_FALSE(p.contains("accuracy"));
+  EXPECT_FALSE(p.contains("loss"));
+  // The same predictions, record by record; the labelled file adds the label column.
+  const std::string a = read_text(with), b = read_text(without);
+  ASSERT_EQ(b.rfind("record,prediction\n1,", 0), 0u) << b.substr(0, 40);
+  std::string expected = "record,prediction\n";
+  std::size_t at = a.find('\n') + 1;
+  int zeros = 0, ones = 0;
+  while (at < a.size()) {
+    const std::size_t end = a.find('\n', at);
+    const std::string row = a.substr(at, end - at);
+    expected += row.substr(0, row.rfind(',')) + "\n";
+    const std::string prediction = row.substr(row.find(',') + 1, row.rfind(',') - row.find(',') - 1);
+    ASSERT_TRUE(prediction == "0" || prediction == "1") << row;  // the training labels, not -1/+1
+    (prediction == "0" ? zeros : ones) += 1;
+    at = end + 1;
+  }
+  EXPECT_EQ(b, expected);
+  EXPECT_GT(zeros, 0);
+  EXPECT_GT(ones, 0);
+  r = run_cli("predict --model-file " + model + " --data " + features + " --no-labels --output " + without);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "569 records of " + features + " (no labels)\npredictions written to " + without + "\n");
+
+  // Without the flag: the file seems to have no label column.
+  r = run_cli("predict --model-file " + model + " --data " + features);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--data = " + features + ": must be a file with the model's d = 30 features per record besides "
+                       "the label (it has 30 columns, as many as the model has features: it seems to have no label "
+                       "column; --no-labels scores a file without labels)"),
+            std::string::npos)
+      << r.err;
+  // With the flag but the labelled file: one column too many (the scikit-learn header says so).
+  r = run_cli("predict --model-file " + model + " --data " + kBreastCancer + " --no-labels --output " + without);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("its rows have a label column, but the file is read without labels (--no-labels)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_text(without), b);  // untouched by the error
+  // No labels: only predictions, so --output is needed; no class to select.
+  r = run_cli("predict --model-file " + model + " --data " + features + " --no-labels");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--output"), std::string::npos) << r.err;
+  r = run_cli("predict --model-file " + model + " --data " + features + " --no-labels --classes 1 --output " + without);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--classes = 1: must be absent with --no-labels"), std::string::npos) << r.err;
+  for (const auto& f : {model, features, with, without}) std::filesystem::remove(f);
+}
+
+// IDX images without their labels file: the labelled predictions; without the flag, the
+// missing labels file names it.
+TEST(TrainCli, PredictIdxImagesWithoutLabels) {
+  const std::string data = std::string(HSDP_SOURCE_DIR) + "/tests/data/";
+  const std::string images = data + "tiny-images-idx3-ubyte.gz", labels = data + "tiny-labels-idx1-ubyte.gz";
+  const std::string model = temp_path("idx_model.json"), with = temp_path("idx_with.out"),
+                    without = temp_path("idx_without.out");
+  auto r = run_cli("train --format idx --data " + images + " --labels " + labels +
+                   " --test-data " + images + " --test-labels " + labels +
+                   " --model softmax --no-noise --algorithm noisy-gd --steps 50 --eta 1 --feature-scale 0.05 --seed 1"
+                   " --output " + model);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --labels " + labels + " --output " + with);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --no-labels --output " + without);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "3 records of " + images + " (no labels)\npredictions written to " + without + "\n");
+  // The labelled file: record,prediction,label with the labels 0, 1, 2; the other: the same
+  // predictions (class labels, not class ids shifted), without the label column.
+  const std::string a = read_text(with), b = read_text(without);
+  std::string expected = "record,prediction\n";
+  std::size_t at = a.find('\n') + 1;
+  while (at < a.size()) {
+    const std::size_t end = a.find('\n', at);
+    const std::string row = a.substr(at, end - at);
+    expected += row.substr(0, row.rfind(',')) + "\n";
+    at = end + 1;
+  }
+  EXPECT_EQ(b, expected);
+  EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 4);
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --output " + without);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--labels = (missing): must be the IDX labels file for --format idx, or --no-labels to score "
+                       "images without labels"),
+            std::string::npos)
+      << r.err;
+  r = run_cli("predict --model-file " + model + " --format idx --data " + images + " --labels " + labels +
+              " --no-labels --output " + without);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("must be absent when the images are read without labels (--no-labels)"), std::string::npos) << r.err;
+  for (const auto& f : {model, with, without}) std::filesystem::remove(f);
 }
 
 // The shipped public feature ranges (data/feature-ranges/, docs/data.md): each feature mapped

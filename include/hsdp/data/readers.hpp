@@ -57,6 +57,10 @@ struct CsvOptions {
   Header header = Header::auto_detect;
   /// 0-based column holding the label; default: the last column.
   std::optional<std::size_t> label_column;
+  /// false: the file has no label column, every field is a feature (records to score with a
+  /// trained model; Dataset::raw_labels stays empty). label_column must then be unset, and a
+  /// scikit-learn header (whose rows carry a label) is an error.
+  bool labeled = true;
   /// Field separator; fields may be double-quoted ("a,b", "" for a quote inside).
   char delimiter = ',';
   /// Lines skipped before anything else (e.g. a preamble); they are not parsed.
@@ -80,10 +84,14 @@ inline constexpr std::size_t default_max_values = limits::values;
 /// an error. Stored densely; an index beyond limits.features and n * d > limits.values are
 /// errors (a sparse file can name a huge index in a few bytes).
 /// storage: float64 or float32 (as CsvOptions::storage).
+/// labeled = false: lines are "<index>:<value> ..." without a label (records to score with a
+/// trained model; Dataset::raw_labels stays empty); a record of zeros is written "1:0" (an
+/// empty line is an error, as with labels).
 Dataset read_libsvm(const std::string& path, std::size_t dimension = 0, const DataLimits& limits = {},
-                    FeatureStorage storage = FeatureStorage::float64);
+                    FeatureStorage storage = FeatureStorage::float64, bool labeled = true);
 Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimension = 0,
-                    const DataLimits& limits = {}, FeatureStorage storage = FeatureStorage::float64);
+                    const DataLimits& limits = {}, FeatureStorage storage = FeatureStorage::float64,
+                    bool labeled = true);
 
 /// IDX (the MNIST / Fashion-MNIST format), plain or gzipped: an images file of shape
 /// n x d1 x ... (any IDX element type) and a labels file of shape n. Pixels are returned
@@ -96,6 +104,10 @@ Dataset read_libsvm(std::istream& in, const std::string& name, std::size_t dimen
 /// anything is stored (an IDX header can promise any size in 16 bytes).
 Dataset read_idx(const std::string& images_path, const std::string& labels_path,
                  const DataLimits& limits = {}, std::optional<FeatureStorage> storage = std::nullopt);
+/// An IDX images file without labels (records to score with a trained model;
+/// Dataset::raw_labels stays empty), checked as read_idx checks it.
+Dataset read_idx_images(const std::string& images_path, const DataLimits& limits = {},
+                        std::optional<FeatureStorage> storage = std::nullopt);
 /// The same from bytes in memory (plain or gzipped), for tests and fuzzers.
 Dataset read_idx(std::span<const std::uint8_t> images, std::span<const std::uint8_t> labels,
                  const std::string& images_name = "images",
@@ -119,11 +131,15 @@ struct DataSource {
   /// otherwise); uint8 for a text format is an error naming feature_storage.
   std::optional<FeatureStorage> storage;
   std::string path_field = "data";           ///< the field naming path, for messages
+  /// false: the file holds features only (CSV: no label column; LIBSVM: no leading label;
+  /// IDX: images without a labels file, labels_path unset); raw_labels stays empty.
+  bool labeled = true;
   DataLimits limits = {};
 };
 /// Reads `source` with the reader of its format. Throws InvalidArgument naming `format`
 /// for an unknown format, the labels field when an IDX file comes without its labels (or a
-/// labels file with another format), the path's field when a file cannot be opened.
+/// labels file with another format, or with labeled = false), the path's field when a file
+/// cannot be opened.
 Dataset read(const DataSource& source);
 
 // ---------------------------------------------------------------------------------------

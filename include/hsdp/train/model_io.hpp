@@ -41,6 +41,13 @@ nlohmann::json to_json(const ModelFile& file);
 /// naming "<name>: model.<field>" and the value found.
 ModelFile model_from_json(const nlohmann::json& document, const std::string& name);
 
+/// A model output in the training labels' own terms: the raw label (as written in the
+/// training data: "M", "0", "+1") whose mapped value is `output`, or for kind "real" the
+/// score in shortest round-trip form. The one mapped -> raw translation of every front end
+/// (`hsdp predict --output`, Python's predict). Throws std::logic_error for an output that is
+/// no mapped value of a classification model (LinearModel::predict never gives one).
+std::string output_label(const ModelFile& model, double output);
+
 /// Fills data.y from data.raw_labels with a stored mapping: kind "real" parses each label
 /// as a number; otherwise each raw label must be one of mapping.raw (numeric labels also
 /// match by value, "1" = "1.0"). Throws InvalidArgument naming the record and the label

@@ -54,6 +54,10 @@ struct DataSpec {
   /// The training records handed over in memory (float64, labels as raw text) instead of
   /// read from `data`.
   std::optional<data::Dataset> records;
+  /// Records to score only (records_for): `data` holds features and no labels (CSV: no label
+  /// column, LIBSVM: no leading label, IDX: images without a labels file; `records`: no raw
+  /// labels). Training needs labels: prepare_data refuses it.
+  bool no_labels = false;
 };
 
 /// The request: the data, the training run, and the noise target.
@@ -142,8 +146,16 @@ std::string to_text(const TrainOutcome& outcome, const std::string& account_comm
 /// Records to score with a trained model (`hsdp predict`, TrainResult.evaluate): read from
 /// data.data (or data.records), classes kept, labels through the model's mapping (a label it
 /// was not trained on is an error naming the record), features and rows prepared as in
-/// training. Only data, format, labels, label_column, classes, feature_storage and records
-/// are read from `data`.
+/// training. Only data, format, labels, label_column, classes, feature_storage, records and
+/// no_labels are read from `data`. With no_labels the records have no labels (raw_labels
+/// and y empty; classes must be empty). A file whose width says it has no labels while
+/// no_labels is unset (a CSV with exactly the model's d columns, a LIBSVM line starting
+/// with index:value, IDX images without a labels file) is an error saying so and naming
+/// no_labels.
 data::Dataset records_for(const ModelFile& model, DataSpec data);
+
+/// The model's output for each record of `records` (prepared by records_for): +-1 (logistic,
+/// huber), the class id (softmax), the score (squared), as LinearModel::predict.
+std::vector<double> predict(const LinearModel& model, const data::Dataset& records);
 
 }  // namespace hsdp::train
