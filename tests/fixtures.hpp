@@ -53,22 +53,6 @@ inline hsdp::data::Dataset synthetic(std::size_t n, std::size_t d, double R, std
   return ds;
 }
 
-// ---- audit exact: a run with L = beta = 1 and constant step size and noise.
-inline hsdp::Run make_run(std::int64_t n, std::int64_t steps, std::int64_t b, hsdp::Sampling sampling,
-                          double eta, double std, double diameter) {
-  hsdp::Run r;
-  r.n = n;
-  r.steps = steps;
-  r.batch_size = b;
-  r.sampling = sampling;
-  r.eta = hsdp::Schedule(eta);
-  r.noise_std = hsdp::Schedule(std);
-  r.loss.lipschitz = 1.0;
-  r.loss.smoothness = 1.0;
-  r.diameter = diameter;
-  return r;
-}
-
 // ---- last-iterate bounds: L = 1, so one step that reads the record shifts by h = eta 2/b;
 // constant step eta and noise std; smoothness beta, strong convexity lambda, diameter D.
 inline hsdp::Run smooth_run(hsdp::Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t steps,
@@ -88,6 +72,12 @@ inline hsdp::Run smooth_run(hsdp::Sampling sampling, std::int64_t n, std::int64_
   run.release = hsdp::Release::last;
   run.adjacency = hsdp::Adjacency::replace;
   return run;
+}
+
+// ---- audit exact: a run with L = beta = 1 (no strong convexity) and constant step size and noise.
+inline hsdp::Run make_run(std::int64_t n, std::int64_t steps, std::int64_t b, hsdp::Sampling sampling,
+                          double eta, double std, double diameter) {
+  return smooth_run(sampling, n, b, steps, eta, std, 1.0, 0.0, diameter);
 }
 
 // ---- audit mia: a tiny binary dataset: n = 24 records in 3 features, the third always 0 (so
