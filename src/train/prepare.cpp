@@ -80,9 +80,10 @@ Preparation prepare(data::Dataset& data, const TrainConfig& config, const Public
            fmt::format("one range, or one per feature (d = {})", data.d));
     for (std::size_t j = 0; j < data.d; ++j) {
       const data::FeatureRange& r = ranges[ranges.size() == 1 ? 0 : j];
-      if (!(r.min < r.max) || !std::isfinite(r.max - r.min))
+      // The width and its inverse finite: a subnormal width (0 1e-320) would scale by inf.
+      if (!(r.min < r.max) || !std::isfinite(r.max - r.min) || !std::isfinite(2 / (r.max - r.min)))
         fail(opt("feature_ranges"), fmt::format("[{}, {}] (feature {})", show(r.min), show(r.max), j + 1),
-             "finite ranges with min < max");
+             "finite ranges with min < max and 2 / (max - min) finite");
       p.feature_center.push_back(r.min / 2 + r.max / 2);
       p.feature_scale.push_back(2 / (r.max - r.min));
     }

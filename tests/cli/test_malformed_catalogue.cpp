@@ -442,6 +442,33 @@ std::vector<Case> users_cases() {
   };
 }
 
+// --feature-ranges: the public ranges file ('min max' per line, one line or one per feature;
+// good.csv has 3 features).
+std::vector<Case> feature_ranges_cases() {
+  auto c = [](std::string name, std::string content, std::vector<std::string> expect) {
+    return Case{"feature_ranges_" + name, train_args("--feature-ranges r.txt"), std::move(expect),
+                text("r.txt", std::move(content))};
+  };
+  return {
+      c("three_values", "0 1 2\n", {"--feature-ranges", "r.txt:1", "3 values"}),
+      c("one_value", "0\n", {"--feature-ranges", "r.txt:1", "1 values"}),
+      c("min_above_max", "1 0\n", {"--feature-ranges", "r.txt:1", "min < max"}),
+      c("min_equals_max", "1 1\n", {"--feature-ranges", "r.txt:1", "min < max"}),
+      c("nan", "nan 1\n", {"--feature-ranges", "r.txt:1", "'nan'"}),
+      c("infinite", "0 inf\n", {"--feature-ranges", "r.txt:1", "'inf'"}),
+      c("text", "a b\n", {"--feature-ranges", "r.txt:1", "'a'"}),
+      c("two_of_three", "0 1\n0 1\n", {"--feature-ranges", "2 ranges", "d = 3"}),
+      c("empty", "", {"--feature-ranges", "no ranges"}),
+      c("width_overflows", "-1e308 1e308\n", {"--feature-ranges", "feature 1"}),
+      c("width_subnormal", "0 1e-320\n", {"--feature-ranges", "feature 1", "2 / (max - min)"}),
+      c("nul_byte", std::string("0 1\0\n", 5), {"r.txt:1:4", "NUL"}),
+      {"feature_ranges_missing_file", train_args("--feature-ranges nothere.txt"), {"--feature-ranges", "nothere.txt"}},
+      {"feature_ranges_directory", train_args("--feature-ranges rdir"), {"--feature-ranges", "rdir"}, subdir("rdir")},
+      {"feature_ranges_with_feature_scale", train_args("--feature-ranges r.txt --feature-scale 2"),
+       {"--feature-ranges", "--feature-scale"}, text("r.txt", "0 1\n")},
+  };
+}
+
 std::vector<Case> model_cases() {
   auto c = [](std::string name, std::function<void(json&)> edit, std::vector<std::string> expect,
               json base = bad::good_model()) {
@@ -776,7 +803,7 @@ std::vector<Case> predict_cases() {
 std::vector<Case> all_cases() {
   std::vector<Case> all;
   for (auto part : {controls(), reported(), csv_cases(), libsvm_cases(), idx_cases(), gzip_cases(), users_cases(),
-                    model_cases(), run_flag_cases(), command_cases(), train_cases(), predict_cases()})
+                    feature_ranges_cases(), model_cases(), run_flag_cases(), command_cases(), train_cases(), predict_cases()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
 }
