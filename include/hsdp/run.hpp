@@ -27,7 +27,9 @@ enum class NoiseKind { gaussian, laplace };
 ///  fixed   : a uniformly random subset of size b each step, independently across steps
 ///  shuffle : each epoch a fresh uniformly random permutation, hidden and independent of
 ///            the data, cut into l = floor(n/b) batches of b (the n - l b records at its end
-///            unused that epoch); an epoch is l steps
+///            unused that epoch; Run::drop_last), or, keeping the partial last batch, into
+///            ceil(n/b) batches whose last holds the n mod b records left (PyTorch's
+///            DataLoader default, drop_last=False); an epoch is l steps
 ///  cyclic  : records in their given order, batches of size b, wrapping around
 enum class Sampling { full, poisson, fixed, shuffle, cyclic };
 /// What is published: the last iterate, the iterate at a uniformly random stopping
@@ -122,6 +124,16 @@ struct Run {
   double diameter = std::numeric_limits<double>::infinity();  ///< dia(W); inf = unconstrained
   Release release = Release::last;
   Adjacency adjacency = Adjacency::replace;
+  /// Shuffled batches only: true drops the n mod b records left after the last full batch of
+  /// each epoch's permutation; false keeps them as a smaller last batch, whose gradient is the
+  /// mean over its own records (a record there moves the model by up to 2 eta L / (n mod b)).
+  /// Any other order must keep the default (validate()).
+  bool drop_last = true;
+  /// The batch order is known to whoever sees the model (a published order log or seed; a
+  /// seeded hsdp run): no guarantee may rely on the order being hidden. Shuffled batches are
+  /// then certified at their worst position (no average over the hidden position) and
+  /// Poisson and fixed-size batches without amplification by sampling.
+  bool order_known = false;
   std::optional<std::int64_t> index;      ///< position (1..n) of the differing record, if asked
   std::optional<std::int64_t> dimension;  ///< d, for utility bounds that depend on it
   /// Clipping norm C of the per-example gradients (DP-SGD), if the trainer clips; > 0.
@@ -141,6 +153,12 @@ struct Run {
   /// Validates every field (ranges, schedule lengths, NaN/inf) and throws
   /// InvalidArgument naming the first offending parameter.
   void validate() const;
+
+  /// Batches per epoch of a shuffled run: floor(n/b) with drop_last, ceil(n/b) without.
+  std::int64_t batches_per_epoch() const;
+  /// Records of the partial last batch of a shuffled run that keeps it (n mod b; 0 when b
+  /// divides n or the partial batch is dropped).
+  std::int64_t partial_batch() const;
 
   /// Laplace scale b_t = std / sqrt(2) (Lap(0, b) has variance 2 b^2).
   double laplace_scale(std::int64_t t) const;

@@ -51,7 +51,8 @@ Schedule noise_schedule(const Run& run, const NoiseParameter& noise);
 /// One field of a RunSpec: its library name (the CLI flag is `--` with '-' for '_', the
 /// Python keyword the name) and what it means.
 struct RunField {
-  enum class Type { switch_, integer, real, word };
+  /// boolean: stated as "true" or "false" (a Python bool).
+  enum class Type { switch_, integer, real, word, boolean };
   std::string_view name;
   std::string_view help;
   Type type = Type::real;  ///< a switch is stated by its presence alone (no value)
@@ -81,6 +82,8 @@ struct RunSpec {
   std::optional<std::int64_t> dimension, index;
   std::optional<std::string> release;    ///< last | random-stop | every
   std::optional<std::string> adjacency;  ///< replace | remove
+  std::optional<bool> drop_last;         ///< shuffled batches: drop the partial last batch (default true)
+  std::optional<bool> order_known;       ///< the batch order is public (default false)
   // Accuracy vs speed of the analyses that compose privacy loss distributions
   // (composition-pld, shifted-interpolation): div::PldOptions::interval and ::cells.
   std::optional<double> pld_interval, pld_cells;

@@ -98,6 +98,7 @@ PolicyCandidate calibrate_policy(Run base, Sampling sampling, double epsilon, do
   PolicyCandidate out;
   out.sampling = sampling;
   base.sampling = sampling;
+  if (sampling != Sampling::shuffle) base.drop_last = true;  // only a shuffled epoch has a partial batch
   if (sampling == Sampling::full) base.batch_size = base.n;
   base.noise_std = Schedule(1.0);  // the start of the search
   CalibrationOptions options;

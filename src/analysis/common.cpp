@@ -60,9 +60,10 @@ std::optional<std::string> check_one_pass(const Run& run, bool allow_laplace) {
   if (!allow_laplace && run.noise != NoiseKind::gaussian)
     return fmt::format("needs Gaussian noise ({})", report_field("noise", "gaussian"));
   if (run.adjacency != Adjacency::replace)
-    return std::string(
-        "stated for replace-one neighbours (a record changed in place); add/remove shifts "
-        "the positions of later records");
+    return fmt::format(
+        "stated for replace-one neighbours (a record changed in place); under add/remove the {} "
+        "order moves later records to other positions",
+        to_string(run.sampling));
   if (!run.loss.lipschitz)
     return fmt::format("needs the Lipschitz constant L of the loss ({})", report_field("lipschitz"));
   if (!run.single_pass())

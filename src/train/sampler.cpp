@@ -15,8 +15,9 @@
 
 namespace hsdp::train {
 
-BatchSampler::BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, std::mt19937_64& rng)
-    : sampling_(sampling), n_(n), b_(b), rng_(rng) {
+BatchSampler::BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, std::mt19937_64& rng,
+                           bool drop_last)
+    : sampling_(sampling), n_(n), b_(b), rng_(rng), drop_last_(drop_last) {
   if (sampling_ == Sampling::fixed || sampling_ == Sampling::shuffle) {
     perm_.resize(static_cast<std::size_t>(n));
     std::iota(perm_.begin(), perm_.end(), 0);
@@ -58,7 +59,9 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
       return;
     }
     case Sampling::shuffle: {
-      const std::int64_t per_epoch = n_ / b_;
+      // drop_last: floor(n/b) batches of b, the n mod b records at the end unused this epoch;
+      // otherwise ceil(n/b) batches, the last holding those n mod b records.
+      const std::int64_t per_epoch = drop_last_ ? n_ / b_ : (n_ + b_ - 1) / b_;
       const std::int64_t k = (t - 1) % per_epoch;
       if (k == 0) {
         // Fisher-Yates with the run's generator (a new hidden permutation per epoch).
@@ -67,7 +70,7 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
           std::swap(perm_[static_cast<std::size_t>(j)], perm_[static_cast<std::size_t>(pick(rng_))]);
         }
       }
-      out.assign(perm_.begin() + k * b_, perm_.begin() + (k + 1) * b_);
+      out.assign(perm_.begin() + k * b_, perm_.begin() + std::min(n_, (k + 1) * b_));
       return;
     }
     case Sampling::cyclic: {
@@ -79,7 +82,7 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
 }
 
 std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t T,
-                                 bool seeded) {
+                                 bool seeded, bool drop_last) {
   const std::string generator =
       seeded ? "the run's seeded generator: the same command with the same --seed draws the same order"
              : "the run's generator from operating-system entropy: never written, not reproducible";
@@ -92,15 +95,22 @@ std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t
     case Sampling::fixed:
       return fmt::format("fixed: each step {} records drawn uniformly without replacement ({})", b, generator);
     case Sampling::shuffle: {
-      const std::int64_t l = n / b;
+      const std::int64_t r = n % b;
+      const bool partial = !drop_last && r > 0;
+      const std::int64_t l = n / b + (partial ? 1 : 0);
       const std::int64_t epochs = T / l + (T % l != 0 ? 1 : 0);
+      const std::string cut =
+          partial ? fmt::format("cut into {} batch{} of {} and a last batch of the {} record{} left (each "
+                                "batch's gradient the mean over its own records)",
+                                l - 1, l - 1 == 1 ? "" : "es", b, r, r == 1 ? "" : "s")
+                  : fmt::format("cut into {} batch{} of {}, {} record{} unused per epoch", l, l == 1 ? "" : "es", b,
+                                n - l * b, n - l * b == 1 ? "" : "s");
       return fmt::format(
-          "shuffle: each epoch a fresh uniformly random permutation (Fisher-Yates), cut into {} "
-          "batch{} of {}, {} record{} unused per epoch, {} epoch{} ({} steps; the last {}); the "
-          "permutations are hidden -- the certificate's position average assumes that they stay "
-          "unpublished ({})",
-          l, l == 1 ? "" : "es", b, n - l * b, n - l * b == 1 ? "" : "s", epochs, epochs == 1 ? "" : "s", T,
-          T % l == 0 ? "whole" : fmt::format("{} of {} batches", T % l, l), generator);
+          "shuffle: each epoch a fresh uniformly random permutation (Fisher-Yates), {}, {} epoch{} ({} "
+          "steps; the last {}); the certificate's position average assumes the permutations uniformly "
+          "random and unpublished -- a known order is certified at the worst position ({})",
+          cut, epochs, epochs == 1 ? "" : "s", T, T % l == 0 ? "whole" : fmt::format("{} of {} batches", T % l, l),
+          generator);
     }
     case Sampling::cyclic:
       return fmt::format("cyclic: records in their stored order, step t reads records (t-1) b .. t b - 1 modulo n "

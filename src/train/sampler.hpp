@@ -17,11 +17,13 @@ namespace hsdp::train {
 ///           (the gap to the next chosen record is Geometric(q)), never a pass over n;
 ///  fixed:   a uniform b-subset by a partial Fisher-Yates shuffle of a persistent
 ///           permutation (b swaps);
-///  shuffle: a fresh uniform permutation per epoch cut into floor(n/b) batches of b;
+///  shuffle: a fresh uniform permutation per epoch cut into floor(n/b) batches of b, or,
+///           with drop_last false, ceil(n/b) batches whose last holds the n mod b left;
 ///  cyclic:  records (t-1) b .. t b - 1 modulo n, in the given order.
 class BatchSampler {
  public:
-  BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, std::mt19937_64& rng);
+  BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, std::mt19937_64& rng,
+               bool drop_last = true);
   /// The record indices (0-based) of step t (1-based, called with t = 1, 2, ...).
   void next(std::int64_t t, std::vector<std::int64_t>& out);
 
@@ -29,6 +31,7 @@ class BatchSampler {
   Sampling sampling_;
   std::int64_t n_, b_;
   std::mt19937_64& rng_;
+  bool drop_last_ = true;
   std::vector<std::int64_t> perm_;
   double log1m_q_ = 0;
 };
@@ -37,7 +40,7 @@ class BatchSampler {
 /// batch size b, T steps), for the model file: a user can tell from it which order was run
 /// and what a certificate of it assumes.
 std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t T,
-                                 bool seeded);
+                                 bool seeded, bool drop_last = true);
 
 /// Adds sum_i grad l(theta, x_i) over all records to grad in one fused pass over the rows
 /// (score and gradient per row while the row is in cache), OpenMP over rows with one

@@ -26,6 +26,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Everything about the run that does not depend on the noise.
 struct Plan {
   Sampling sampling;
+  bool drop_last = true;  // shuffled batches only
   std::int64_t batch;
   std::int64_t steps;
   ScheduleShape shape;
@@ -56,18 +57,28 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
       fail(opt("steps"), static_cast<double>(*c.steps), fmt::format("1..{} ({})", hi, range));
   };
   switch (c.algorithm) {
-    case Algorithm::noisy_sgd:
+    case Algorithm::noisy_sgd: {
       p.sampling = c.sampling;
       p.batch = c.sampling == Sampling::full ? n : batch_in_range();
+      if (!c.drop_last && c.sampling != Sampling::shuffle)
+        fail(opt("drop_last"), "false",
+             fmt::format("stated only with {} (only a shuffled epoch leaves a partial last batch; sampling = {})",
+                         error_field("sampling", "shuffle"), to_string(c.sampling)));
+      p.drop_last = c.drop_last;
       if (!c.steps) require_positive(opt("epochs"), c.epochs);
-      // The step limit applies to epochs too: T = epochs n / b, checked before it is converted.
+      // The step limit applies to epochs too: T = epochs n / b (shuffled batches keeping the
+      // partial one: epochs ceil(n/b)), checked before it is converted.
+      const bool partial = c.sampling == Sampling::shuffle && !c.drop_last && n % p.batch != 0;
+      const double per_epoch = partial ? static_cast<double>(n / p.batch + 1)
+                                       : static_cast<double>(n) / static_cast<double>(p.batch);
       p.steps = c.steps ? *c.steps
                         : std::max<std::int64_t>(
-                              1, count_from_real(opt("epochs"), c.epochs,
-                                                 c.epochs * static_cast<double>(n) / static_cast<double>(p.batch), 0,
-                                                 kMaxSteps, fmt::format("T = epochs n / b (n = {}, b = {})", n, p.batch)));
+                              1, count_from_real(opt("epochs"), c.epochs, c.epochs * per_epoch, 0, kMaxSteps,
+                                                 partial ? fmt::format("T = epochs ceil(n / b) (n = {}, b = {})", n, p.batch)
+                                                         : fmt::format("T = epochs n / b (n = {}, b = {})", n, p.batch)));
       explicit_steps(kMaxSteps, "any");
       break;
+    }
     case Algorithm::noisy_gd:
       p.sampling = Sampling::full;
       p.batch = n;
@@ -218,6 +229,10 @@ Run base_run(const TrainConfig& c, const Plan& p, std::int64_t n, std::size_t pa
   run.diameter = c.constraint.diameter(parameters);
   run.release = c.release;
   run.adjacency = Adjacency::replace;
+  run.drop_last = p.sampling != Sampling::shuffle || p.drop_last;
+  // A seeded run's batches can be regenerated from its seed: certified as an order known to
+  // the adversary unless the caller states otherwise.
+  run.order_known = c.order_known.value_or(c.seed.has_value());
   run.dimension = static_cast<std::int64_t>(parameters);
   if (p.clipping_acts) run.clip = *c.clip;
   return run;
@@ -616,15 +631,15 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
           ? std::uniform_int_distribution<std::int64_t>(1, T)(rng)  // hidden stopping time
           : T;
   res.released_step = tau;
-  res.batch_order = describe_batch_order(plan.sampling, n, plan.batch, T, res.seeded);
+  res.batch_order = describe_batch_order(plan.sampling, n, plan.batch, T, res.seeded, run.drop_last);
   res.uses.assign(static_cast<std::size_t>(n), 0);
-  BatchSampler sampler(plan.sampling, n, plan.batch, rng);
+  BatchSampler sampler(plan.sampling, n, plan.batch, rng, run.drop_last);
   std::vector<double>& theta = res.model.theta;
   std::vector<double> grad(P), released, user_grad(with_users ? P : 0);
   std::vector<std::int64_t> batch;
   const double clip = config.clip ? *config.clip : 0.0;
   const double l2 = config.loss.l2;
-  const double inv_b = 1.0 / static_cast<double>(plan.batch);
+  const double inv_plan_b = 1.0 / static_cast<double>(plan.batch);
   const bool local_noise = config.algorithm == Algorithm::federated;
   double max_excess = -kInf;
   const std::int64_t report_every = std::max<std::int64_t>(1, T / 200);
@@ -672,6 +687,11 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     }
     res.clipped_examples += clipped;
     const double eta = plan.eta.at(t);
+    // The batch-mean gradient: the sum over b, except a shuffled run's partial last batch,
+    // averaged over its own records (what the analyses charge: 2 eta L / (n mod b)).
+    const double inv_b = plan.sampling == Sampling::shuffle && static_cast<std::int64_t>(batch.size()) < plan.batch
+                             ? 1.0 / static_cast<double>(batch.size())
+                             : inv_plan_b;
     if (local_noise && !config.no_noise) {
       // federated Alg. 1: user j sends grad_j + sigma Z_j; the aggregator averages the m
       // messages. In parameter space: eta/m sum_j sigma Z_j has std eta sigma / sqrt(m).
