@@ -49,7 +49,9 @@ void add_add_remove(Report& report, std::span<const AnalysisPtr> analyses) {
     if (!applies) continue;
     AnalysisResult r = a->evaluate(other, report.query);
     if (r.applicable) report.add_remove.push_back(std::move(r));
-    else if (first_reason.empty()) first_reason = r.reason;
+    // The reason to show: the baseline's, which names the batch order (what a neighbour
+    // changes in it, docs/analyses/neighbours.md), else the first one.
+    else if (first_reason.empty() || r.name == "composition-pld") first_reason = r.reason;
   }
   report.add_remove_best = best_upper(report.add_remove, report.query);
   if (!report.add_remove_best) report.add_remove_reason = first_reason;
