@@ -47,10 +47,11 @@ std::optional<std::string> add_remove_reason(const Run& run) {
       auto batches = [&](std::int64_t m) { return dropped ? m / b : m / b + (m % b != 0 ? 1 : 0); };
       return fmt::format(
           "add/remove with shuffled batches (the partial last batch {}) is derived only when both "
-          "neighbours cut an epoch into as many batches: with b = {}, {} records make {} batch{} and {} "
+          "neighbours cut an epoch into as many batches: with b = {}, {} record{} make{} {} batch{} and {} "
           "make {}, so adding or removing a record moves every later batch (state replace-one adjacency, "
           "or a batch size that divides neither {} nor {})",
-          dropped ? "dropped" : "kept", b, fewer, batches(fewer), batches(fewer) == 1 ? "" : "es", more,
+          dropped ? "dropped" : "kept", b, fewer, fewer == 1 ? "" : "s", fewer == 1 ? "s" : "", batches(fewer),
+          batches(fewer) == 1 ? "" : "es", more,
           batches(more), dropped ? n : n - 1, dropped ? n + 1 : n);
       return std::nullopt;
     }
