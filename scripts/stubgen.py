@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the type stubs of the hsdp extension module from the module itself.
+"""Writes the type stubs of the hsdp package (its extension's names) from the package itself.
 
-    PYTHONPATH=build/python python3 scripts/stubgen.py build/python/hsdp.pyi
+    PYTHONPATH=build/python python3 scripts/stubgen.py build/python/hsdp/__init__.pyi
 
 Run by the build after the module is linked (python/CMakeLists.txt), so the stubs name
 exactly what the module defines: pybind11 puts each function's signature on the first line
@@ -17,7 +17,7 @@ import sys
 
 import hsdp
 
-HEADER = '''"""Type stubs of the hsdp extension module, generated from the module by scripts/stubgen.py.
+HEADER = '''"""Type stubs of the hsdp package, generated from it by scripts/stubgen.py.
 
 {doc}
 """

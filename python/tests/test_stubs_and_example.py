@@ -14,11 +14,12 @@ import pytest
 import hsdp
 from conftest import REPO
 
-# Generated from the module by the build (scripts/stubgen.py): next to the module in the
-# build tree, the stub-only package hsdp-stubs where the module is installed (PEP 561).
+# Generated from the module by the build (scripts/stubgen.py): the package's __init__.pyi, next
+# to its py.typed (PEP 561), in the build tree and where it is installed alike.
 _HERE = pathlib.Path(hsdp.__file__).resolve().parent
-STUB = next((p for p in (_HERE / "hsdp.pyi", _HERE / "hsdp-stubs" / "__init__.pyi") if p.exists()),
-            _HERE / "hsdp.pyi")
+STUB = _HERE / "__init__.pyi"
+# The directory that holds the package (for PYTHONPATH).
+_ROOT = _HERE.parent
 
 
 def stub_tree():
@@ -75,14 +76,14 @@ def test_docstrings():
 def test_stub_is_generated_from_this_module(tmp_path):
     # The build wrote it from the module it built: generating again gives the same text.
     again = tmp_path / "hsdp.pyi"
-    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(hsdp.__file__).resolve().parent))
+    env = dict(os.environ, PYTHONPATH=str(_ROOT))
     subprocess.run([sys.executable, str(REPO / "scripts" / "stubgen.py"), str(again)], check=True, env=env)
     assert STUB.exists() and again.read_text() == STUB.read_text()
 
 
 def test_python_tour_runs(tmp_path):
     tour = REPO / "examples" / "python_tour.py"
-    env = dict(os.environ, MPLBACKEND="Agg", HSDP_TOUR_QUICK="1", PYTHONPATH=str(pathlib.Path(hsdp.__file__).parent))
+    env = dict(os.environ, MPLBACKEND="Agg", HSDP_TOUR_QUICK="1", PYTHONPATH=str(_ROOT))
     proc = subprocess.run([sys.executable, str(tour), str(tmp_path)], capture_output=True, text=True,
                           env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr

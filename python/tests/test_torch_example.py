@@ -25,7 +25,7 @@ def run_example(tmp_path, *flags):
     env = dict(os.environ)
     import hsdp
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(hsdp.__file__)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        [os.path.dirname(os.path.dirname(hsdp.__file__))] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     proc = subprocess.run([sys.executable, str(REPO / "examples" / "torch_shuffled.py"), "--subset", "600",
                            "--batch-size", "64", "--epochs", "3", "--json", str(out)] + list(flags),
                           capture_output=True, text=True, timeout=600, env=env)
