@@ -86,6 +86,10 @@ const std::vector<TrainField>& table() {
          &TrainSpec::release, "last|random-stop|every"),
       re({"clip", "Per-example gradient clipping norm C (only the composition baseline stays valid)"},
          &TrainSpec::clip),
+      wd({"adjacency", "Neighbouring datasets of the target and the report: replace (one record replaced, default; "
+                       "the report shows add/remove-one beside it) | remove (one added or removed: Opacus' and "
+                       "dp_accounting's)"},
+         &TrainSpec::adjacency, "replace|remove"),
       wd({"order_known", "true: the batch order is public (an order log or seed published with the model): shuffled "
                          "batches certified at their worst position, Poisson and fixed-size batches without "
                          "amplification; default true for a seeded run, false otherwise"},
@@ -165,6 +169,9 @@ TrainConfig TrainSpec::resolve() const {
            fmt::format("stated only with {} (only a shuffled epoch leaves a partial last batch; sampling = {})",
                        error_field("sampling", "shuffle"), *o.sampling));
   }
+  if (o.adjacency)
+    c.adjacency = pick_choice<Adjacency>(opt("adjacency"), *o.adjacency,
+                                         {{"replace", Adjacency::replace}, {"remove", Adjacency::remove}});
   if (o.order_known)
     c.order_known = pick_choice<bool>(opt("order_known"), *o.order_known, {{"true", true}, {"false", false}});
   const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;

@@ -228,7 +228,7 @@ Run base_run(const TrainConfig& c, const Plan& p, std::int64_t n, std::size_t pa
   run.loss = loss_class(p, c, parameters);
   run.diameter = c.constraint.diameter(parameters);
   run.release = c.release;
-  run.adjacency = Adjacency::replace;
+  run.adjacency = c.adjacency;
   run.drop_last = p.sampling != Sampling::shuffle || p.drop_last;
   // A seeded run's batches can be regenerated from its seed: certified as an order known to
   // the adversary unless the caller states otherwise.

@@ -60,6 +60,8 @@ struct TrainConfig {
   /// The batch order is public (Run::order_known). Unset: true for a seeded run (its order can
   /// be regenerated from the seed), false otherwise.
   std::optional<bool> order_known;
+  /// The neighbouring relation of the target epsilon and of the report (Run::adjacency).
+  Adjacency adjacency = Adjacency::replace;
   /// The batch size was not stated: the trainer uses min(batch_size, max(1, n / 4)) so the
   /// default never exceeds the training set and an epoch has at least ~4 batches.
   bool batch_size_is_default = false;
