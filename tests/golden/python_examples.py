@@ -21,7 +21,9 @@ print(repr(run))
 print(acc.get_epsilon(1e-5))
 print(acc.get_delta(1.0))
 report = acc.report(delta=1e-5)
-print(report.best.name)
+best = report.best
+assert best is not None
+print(best.name)
 print([r.name for r in report.analyses if not r.applicable])
 print(report.table())
 print(report.to_json())
@@ -35,6 +37,7 @@ print(hsdp.plan("federated", epsilon=1, delta=1e-5, n=1000, lipschitz=1, smoothn
 heart = "/usr/share/doc/liblinear-tools/examples/heart_scale"
 r = hsdp.train(data=heart, format="libsvm", model="logistic", epsilon=1, seed=1)
 print(r.text(), end="")
+assert r.test_evaluation is not None and r.plan is not None
 print(r.split, r.test_evaluation["accuracy"], r.plan["chosen"])
 
 # examples/python_tour.py (two training targets: HSDP_TOUR_QUICK)
