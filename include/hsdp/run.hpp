@@ -1,10 +1,10 @@
-// The one description of a training run that every part of hsdp shares (DESIGN.md).
+// The one description of a training run that every part of hsdp shares (docs/architecture.md).
 //
 // A Run describes what was (or will be) done: dataset size, steps, batching, step sizes,
 // noise in parameter space, loss-class constants, the constraint set and what is
 // released. Analyses read it and decide whether their assumptions hold; they never read
 // data. Paper-specific noise conventions are translated into `noise_std` by the adapters
-// at the bottom of this header (the table in DESIGN.md).
+// at the bottom of this header (the table in docs/architecture.md).
 #pragma once
 
 #include <cstdint>
@@ -173,7 +173,7 @@ struct Run {
 /// value is a switch, e.g. "non_convex"). Front ends spell the fields (FieldNames, errors.hpp).
 using FieldValues = std::vector<std::pair<std::string, std::string>>;
 
-/// The paper conventions for the noise parameter sigma (DESIGN.md table).
+/// The paper conventions for the noise parameter sigma (docs/architecture.md table).
 enum class Convention { journal, isit, federated, chourasia, altschuler };
 template <> std::span<const std::pair<Convention, std::string_view>> names();
 std::string_view to_string(Convention);

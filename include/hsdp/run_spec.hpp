@@ -1,4 +1,4 @@
-// How a user states a run, as opposed to the run itself (DESIGN.md, "Stating a run vs the
+// How a user states a run, as opposed to the run itself (docs/architecture.md, "Stating a run vs the
 // run"). Users give the noise as a std, a paper's sigma with its convention, or a DP-SGD
 // noise multiplier with a clip norm; a step-size shape and base; a batch policy. A RunSpec
 // holds what was stated, resolve() turns it into the Run every analysis reads, and

@@ -153,7 +153,7 @@ void bind_run(py::module_& m) {
   // their help, as the command's run flags are.
   static const std::string run_doc = [] {
     std::string doc = R"doc(
-The description of one training run (DESIGN.md "One description of a run").
+The description of one training run (docs/architecture.md, "One run, from flags to report").
 
 Keywords are the run flags of the `hsdp` command, validated by the same code (a bad value
 raises ValueError with the CLI's message, naming the keyword); None (the default) means not

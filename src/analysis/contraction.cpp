@@ -361,7 +361,7 @@ double query_epsilon(const Analysis& a, const Run& run, const Query& q) {
   return q.epsilon ? *q.epsilon : a.epsilon(run, *q.delta);
 }
 
-/// A delta or epsilon for display, rounded up (DESIGN.md: never under-report).
+/// A delta or epsilon for display, rounded up (docs/architecture.md: never under-report).
 double up(double v) { return std::isnan(v) ? kInf : round_up(v); }
 
 std::optional<std::string> release_reason(const Run& run, Release wanted) {

@@ -1,6 +1,6 @@
 // Membership-inference audit: an empirical lower bound on the epsilon of the trainer,
 // measured by training many models with and without a canary record, set next to the
-// certified epsilon of the same run (DESIGN.md, audit/; docs/audit.md).
+// certified epsilon of the same run (docs/architecture.md, audit/; docs/audit.md).
 //
 // The experiment. D is the (preprocessed) training set and D' is D with the record at one
 // position replaced by a canary (replace-one adjacency, the adjacency of the trainer's own
