@@ -136,6 +136,10 @@ void Run::validate() const {
   // the grid is built and, for a stated run, by RunSpec::resolve naming the field.
   if (pld_interval) require_positive("pld_interval", *pld_interval);
   if (pld_cells) require_positive("pld_cells", *pld_cells);
+  if (grid) {
+    require_nonnegative("grid_slack", grid->slack);
+    require_closed("grid_tv", grid->tv, 0.0, 1.0);
+  }
 }
 
 double Run::laplace_scale(std::int64_t t) const { return noise_std.at(t) / std::sqrt(2.0); }
@@ -169,6 +173,7 @@ std::string Run::summary() const {
   if (lsi_constant) out += fmt::format(" lsi={}", show(*lsi_constant));
   if (pld_interval) out += fmt::format(" pld_interval={}", show(*pld_interval));
   if (pld_cells) out += fmt::format(" pld_cells={}", show(*pld_cells));
+  if (grid) out += fmt::format(" grid_slack={} grid_tv={}", show(grid->slack), show(grid->tv));
   return out;
 }
 

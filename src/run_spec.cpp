@@ -143,6 +143,12 @@ const std::vector<Binding>& bindings() {
                        "automatic refinement aims at, in [1, 1000]; default 40. Larger is tighter "
                        "and slower (docs/pld.md)"},
          &RunSpec::pld_cells),
+      re({"grid_slack", "Noise drawn on a grid (hsdp train's runs; docs/security.md): the extra distance per "
+                        "step relative to the noise std that the roundings add (>= 0)"},
+         &RunSpec::grid_slack),
+      re({"grid_tv", "Noise drawn on a grid: the total variation distance to the rounded continuous noise, "
+                     "charged to delta (in [0, 1]; needs grid-slack)"},
+         &RunSpec::grid_tv),
   };
   return table;
 }
@@ -261,6 +267,10 @@ RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& no
   if (run.adjacency != Adjacency::replace) s.adjacency = std::string(to_string(run.adjacency));
   s.pld_interval = run.pld_interval;
   s.pld_cells = run.pld_cells;
+  if (run.grid) {
+    s.grid_slack = run.grid->slack;
+    s.grid_tv = run.grid->tv;
+  }
   return s;
 }
 
@@ -382,6 +392,12 @@ Run RunSpec::resolve() const {
   }
   run.pld_interval = f.pld_interval;
   run.pld_cells = f.pld_cells;
+  if (f.grid_slack || f.grid_tv) {
+    if (!f.grid_slack) fail(opt("grid_tv"), *f.grid_tv, fmt::format("stated with {}", error_field("grid_slack")));
+    run.grid = NoiseGrid{*f.grid_slack, f.grid_tv.value_or(0.0), {}};
+    if (run.grid->tv >= 1.0)
+      run.grid->reason = fmt::format("{} = {}: no charge derived", error_field("grid_tv"), show(run.grid->tv));
+  }
   run.validate();
   return run;
 }

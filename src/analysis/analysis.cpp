@@ -70,6 +70,15 @@ double round_up(double value) {
 std::optional<std::string> Analysis::not_applicable(const Run& run) const {
   if (!run.eta_known && reads_eta())
     return fmt::format("needs the step size eta ({})", report_field("eta"));
+  if (run.grid && kind() != BoundKind::heuristic) {
+    if (run.grid->tv >= 1.0)
+      return fmt::format("the noise was drawn on a grid and no charge is derived for this run: {}",
+                         run.grid->reason.empty() ? "grid_tv >= 1" : run.grid->reason);
+    if (!charges_grid())
+      return std::string(
+          "the noise was drawn on a grid (exact discrete samplers, docs/security.md) and this analysis does "
+          "not derive the cost of the roundings");
+  }
   return check(run);
 }
 
@@ -104,9 +113,17 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
 void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) const {
   r.applicable = true;
   r.index = index(run);
+  // Noise on a grid: the run is within tv (total variation) of a post-processing of the
+  // continuous run this analysis bounds, so (eps, delta) becomes (eps, delta + (1 + e^eps) tv)
+  // (docs/security.md). A heuristic is not charged.
+  const double tv = run.grid && kind() != BoundKind::heuristic ? run.grid->tv : 0.0;
   if (query.epsilon) {
     const double eps = *query.epsilon;
-    const double ld = log_delta(run, eps);
+    double ld = log_delta(run, eps);
+    if (tv > 0 && !std::isnan(ld)) {
+      const double charge = std::log1p(std::exp(std::min(eps, 700.0))) + std::log(tv);
+      ld = kind() == BoundKind::lower ? ld : num::logsumexp(std::vector<double>{ld, charge});
+    }
     if (std::isnan(ld))
       throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", name(), eps));
     r.epsilon = eps;
@@ -121,7 +138,22 @@ void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) co
       r.note = fmt::format("delta = e^{} is below the smallest normal double; reported as {}",
                            show(ld), show(*r.delta));
   } else {
-    const double eps = epsilon(run, *query.delta);
+    double eps = epsilon(run, *query.delta);
+    if (tv > 0 && !std::isnan(eps) && kind() != BoundKind::lower) {
+      // The smallest eps with delta_inner(eps) + (1 + e^eps) tv <= delta: eps at delta - xi
+      // with xi = (1 + e^(e0 + 1)) tv, valid when the answer stays below e0 + 1.
+      const double delta = *query.delta;
+      double base = eps;
+      eps = std::numeric_limits<double>::infinity();
+      for (int round = 0; round < 4 && std::isfinite(base); ++round) {
+        const double xi = (1.0 + std::exp(std::min(base + 1.0, 700.0))) * tv;
+        if (!(xi < delta)) break;
+        const double e = epsilon(run, delta - xi);
+        if (std::isnan(e)) { eps = e; break; }
+        if (e <= base + 1.0) { eps = e; break; }
+        base = e;
+      }
+    }
     if (std::isnan(eps))
       throw std::logic_error(fmt::format("{}: epsilon is NaN at delta = {}", name(), *query.delta));
     r.delta = *query.delta;
@@ -131,8 +163,12 @@ void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) co
   }
   if (r.note.empty()) r.note = note(run);
   r.details = details(run, query);
-  // The RDP curve at the requested orders (RDP analyses only), rounded up.
-  for (const double alpha : query.alphas) {
+  // The RDP curve at the requested orders (RDP analyses only), rounded up. Not on a gridded
+  // run: its charge is a total-variation distance, which RDP does not absorb.
+  if (run.grid && !query.alphas.empty() && rdp_at(run, query.alphas.front()))
+    r.note += std::string(r.note.empty() ? "" : "; ") +
+              "no RDP curve: the noise grid's total-variation charge applies to (epsilon, delta) only";
+  for (const double alpha : run.grid ? std::vector<double>{} : query.alphas) {
     if (auto v = rdp_at(run, alpha)) {
       if (std::isnan(*v))
         throw std::logic_error(fmt::format("{}: RDP is NaN at alpha = {}", name(), alpha));

@@ -98,6 +98,10 @@ nlohmann::json to_json(const Run& run) {
   if (run.lsi_constant) j["lsi_constant"] = *run.lsi_constant;
   if (run.pld_interval) j["pld_interval"] = *run.pld_interval;
   if (run.pld_cells) j["pld_cells"] = *run.pld_cells;
+  if (run.grid) {
+    j["noise_grid"] = {{"slack", run.grid->slack}, {"tv", run.grid->tv}};
+    if (!run.grid->reason.empty()) j["noise_grid"]["reason"] = run.grid->reason;
+  }
   return j;
 }
 
