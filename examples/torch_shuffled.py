@@ -23,6 +23,12 @@ What makes the last-iterate analyses apply, and how this loop enforces it:
   * projection onto a ball of radius r after every step (the diameter 2 r enters the bound);
   * shuffled batches of exactly b records: a fresh permutation each epoch, never published,
     floor(n/b) batches (drop_last=True: a short last batch would have a larger sensitivity).
+
+Randomness: --seed makes the run reproducible and marks its ledger "seeded: for experiments, not
+for release" (anyone who knows the seed can regenerate the noise). This loop draws with
+torch.Generator and torch.randn, a statistical generator and a floating-point Gaussian sampler:
+fine for the experiment it is, but not the CSPRNG and grid noise that `hsdp train` uses for a
+model you release (docs/security.md).
 """
 
 import argparse
@@ -134,6 +140,10 @@ def main():
             batch_sizes.add(len(ib))
         reads_per_epoch_max = max(reads_per_epoch_max, int(reads.max()))
     seconds = time.time() - started
+    randomness = ("seeded: for experiments, not for release (torch.Generator seeded with %d)" % args.seed
+                  if args.seed is not None else
+                  "torch.Generator from operating-system entropy (a statistical generator and floating-point "
+                  "Gaussian noise, not hsdp's CSPRNG and grid: docs/security.md)")
 
     # 3. After training: certify the run the loop performed (its own counts, not the plan's).
     if batch_sizes != {b} or reads_per_epoch_max > 1:
@@ -154,13 +164,15 @@ def main():
         if r.applicable and r.name.startswith("composition-pld"):
             print("the same run, every iterate published: epsilon = %.4f (%s)" % (r.epsilon, r.name))
     print("train accuracy %.4f  test accuracy %.4f (2000 t10k records)" % (train_accuracy, accuracy))
+    print("randomness: %s" % randomness)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
             json.dump({"loop": {"n": n, "steps": performed, "batch_sizes": sorted(batch_sizes),
                                 "epochs": args.epochs, "steps_per_epoch": steps_per_epoch,
                                 "max_reads_per_epoch": reads_per_epoch_max, "noise_std": s,
-                                "eta": eta, "radius": args.radius, "parameters": p},
+                                "eta": eta, "radius": args.radius, "parameters": p,
+                                "randomness": randomness, "seeded": args.seed is not None},
                        "calibration": json.loads(cal.to_json()),
                        "report": json.loads(report.to_json()),
                        "test_accuracy": accuracy, "train_accuracy": train_accuracy}, f, indent=1)

@@ -138,7 +138,8 @@ void Run::validate() const {
   if (pld_cells) require_positive("pld_cells", *pld_cells);
   if (grid) {
     require_nonnegative("grid_slack", grid->slack);
-    require_closed("grid_tv", grid->tv, 0.0, 1.0);
+    require_nonnegative("grid_epsilon", grid->epsilon);
+    if (std::isnan(grid->log_beta) || grid->log_beta > 0) fail("grid_log_beta", grid->log_beta, "<= 0 (or -inf)");
   }
 }
 
@@ -173,7 +174,9 @@ std::string Run::summary() const {
   if (lsi_constant) out += fmt::format(" lsi={}", show(*lsi_constant));
   if (pld_interval) out += fmt::format(" pld_interval={}", show(*pld_interval));
   if (pld_cells) out += fmt::format(" pld_cells={}", show(*pld_cells));
-  if (grid) out += fmt::format(" grid_slack={} grid_tv={}", show(grid->slack), show(grid->tv));
+  if (grid)
+    out += fmt::format(" grid_slack={} grid_epsilon={} grid_log_beta={}", show(grid->slack), show(grid->epsilon),
+                       show(grid->log_beta));
   return out;
 }
 

@@ -146,9 +146,12 @@ const std::vector<Binding>& bindings() {
       re({"grid_slack", "Noise drawn on a grid (hsdp train's runs; docs/security.md): the extra distance per "
                         "step relative to the noise std that the roundings add (>= 0)"},
          &RunSpec::grid_slack),
-      re({"grid_tv", "Noise drawn on a grid: the total variation distance to the rounded continuous noise, "
-                     "charged to delta (in [0, 1]; needs grid-slack)"},
-         &RunSpec::grid_tv),
+      re({"grid_epsilon", "Noise drawn on a grid: the samplers' distance to the rounded continuous noise, "
+                          "added to epsilon (>= 0; needs grid-slack)"},
+         &RunSpec::grid_epsilon),
+      re({"grid_log_beta", "Noise drawn on a grid: the log of the probability outside which that distance "
+                           "holds, charged to delta (<= 0, or -inf; needs grid-slack)"},
+         &RunSpec::grid_log_beta),
   };
   return table;
 }
@@ -269,7 +272,8 @@ RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& no
   s.pld_cells = run.pld_cells;
   if (run.grid) {
     s.grid_slack = run.grid->slack;
-    s.grid_tv = run.grid->tv;
+    s.grid_epsilon = run.grid->epsilon;
+    if (std::isfinite(run.grid->log_beta) || run.grid->log_beta > 0) s.grid_log_beta = run.grid->log_beta;
   }
   return s;
 }
@@ -392,11 +396,14 @@ Run RunSpec::resolve() const {
   }
   run.pld_interval = f.pld_interval;
   run.pld_cells = f.pld_cells;
-  if (f.grid_slack || f.grid_tv) {
-    if (!f.grid_slack) fail(opt("grid_tv"), *f.grid_tv, fmt::format("stated with {}", error_field("grid_slack")));
-    run.grid = NoiseGrid{*f.grid_slack, f.grid_tv.value_or(0.0), {}};
-    if (run.grid->tv >= 1.0)
-      run.grid->reason = fmt::format("{} = {}: no charge derived", error_field("grid_tv"), show(run.grid->tv));
+  if (f.grid_slack || f.grid_epsilon || f.grid_log_beta) {
+    if (!f.grid_slack)
+      fail(opt(f.grid_epsilon ? "grid_epsilon" : "grid_log_beta"), f.grid_epsilon ? *f.grid_epsilon : *f.grid_log_beta,
+           fmt::format("stated with {}", error_field("grid_slack")));
+    run.grid = NoiseGrid{*f.grid_slack, f.grid_epsilon.value_or(0.0),
+                         f.grid_log_beta.value_or(-std::numeric_limits<double>::infinity()), {}};
+    if (run.grid->log_beta >= 0)
+      run.grid->reason = fmt::format("{} = {}: no charge derived", error_field("grid_log_beta"), show(run.grid->log_beta));
   }
   run.validate();
   return run;

@@ -106,17 +106,21 @@ struct LossClass {
 
 /// Noise drawn on a power-of-two grid by exact discrete samplers (the trainer's runs;
 /// docs/security.md). Compared with the continuous run the analyses describe, each step's map
-/// gains at most two roundings to the grid, and each draw differs in total variation from the
-/// continuous law rounded to the grid (a post-processing of the continuous mechanism).
+/// gains at most two roundings to the grid, and each draw's law is within a factor e^(+-eta)
+/// of the continuous law rounded to the grid (a post-processing of the continuous mechanism)
+/// outside an event of probability beta.
 struct NoiseGrid {
   /// The extra distance per step, relative to the step's noise std s_t: two runs' next
   /// pre-noise points may be slack * s_t further apart than the continuous analysis assumes
   /// (2 lambda sqrt(d) <= 2 2^-32 sqrt(d) s_t). It also bounds the extra sensitivity of one
   /// step (one rounding) and the extra diameter of the update's image.
   double slack = 0.0;
-  /// Total variation distance between the run and the comparison run, summed over every draw:
-  /// charged to delta as delta + (1 + e^eps) tv. tv >= 1: no charge derived (reason says why).
-  double tv = 0.0;
+  /// 2 eta summed over every draw: an (eps, delta) of the comparison run holds for the run at
+  /// eps + epsilon (with delta scaled by e^(epsilon/2), plus the beta term).
+  double epsilon = 0.0;
+  /// log of beta summed over every draw (-inf: beta = 0), charged to delta as
+  /// (1 + e^(eps + epsilon/2)) e^log_beta. log_beta >= 0: no charge derived (reason says why).
+  double log_beta = -std::numeric_limits<double>::infinity();
   std::string reason;
 };
 

@@ -187,14 +187,17 @@ class NoiseSource {
 
 // What drawing the noise on a grid costs the analyses (run.hpp NoiseGrid, docs/security.md):
 // each step's map gains at most two roundings, 2 lambda sqrt(P) <= 2 2^-32 sqrt(P) s_t, and
-// every draw is within kTvPerDraw in total variation of the rounded continuous law.
-NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, Algorithm algorithm) {
+// every draw's law is within e^(+-eta) of the rounded continuous law outside probability beta.
+NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, Algorithm algorithm, NoiseKind kind) {
   NoiseGrid g;
   g.slack = 2.0 * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
-  g.tv = static_cast<double>(parameters) * static_cast<double>(steps) * random::kTvPerDraw;
+  const double draws = static_cast<double>(parameters) * static_cast<double>(steps);
+  const bool gaussian = kind == NoiseKind::gaussian;
+  g.epsilon = 2.0 * draws * (gaussian ? random::kGaussianEta : random::kLaplaceEta);
+  if (gaussian) g.log_beta = std::log(draws) + random::kGaussianLogBeta;
   if (algorithm == Algorithm::federated) {
     // Each user adds its own discrete noise: the privacy of their sum is not derived here.
-    g.tv = 1.0;
+    g.log_beta = 0.0;
     g.reason = "federated: each user's noise is drawn on its own grid and the cost of summing the users' "
                "discrete noise is not derived (docs/security.md)";
   }
@@ -480,7 +483,7 @@ Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::s
   Run run = base_run(config, p, n, parameters);
   if (config.sigma) run.noise_std = noise_from_sigma(p, config.noise, *config.sigma);
   if (config.noise_std) run.noise_std = Schedule(*config.noise_std);
-  if (!config.no_noise) run.grid = noise_grid(parameters, p.steps, config.algorithm);
+  if (!config.no_noise) run.grid = noise_grid(parameters, p.steps, config.algorithm, config.noise);
   return run;
 }
 
@@ -562,7 +565,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
 
   // Noise drawn on a grid (docs/security.md): its cost, known before training, is part of the
   // run every analysis (and the calibration) reads.
-  if (!config.no_noise) run.grid = noise_grid(P, plan.steps, config.algorithm);
+  if (!config.no_noise) run.grid = noise_grid(P, plan.steps, config.algorithm, config.noise);
 
   // ---- noise
   if (config.sigma) {
@@ -715,7 +718,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   if (noise.out_of_range() > 0 && run.grid) {
     // A noisy value left the range where the grid is exact: its set of possible values is no
     // longer known to be input-independent, so no analysis certifies the run.
-    run.grid->tv = 1.0;
+    run.grid->log_beta = 0.0;
     run.grid->reason = fmt::format(
         "{} noisy value{} left the range where doubles represent the noise grid exactly (|value| >= 2^52 "
         "grid steps, 2^20 noise stds)",

@@ -82,7 +82,7 @@ class Analysis {
 
   /// True when the analysis derives the cost of noise drawn on a grid (Run::grid,
   /// docs/security.md): it adds grid->slack s_t to each step's shift, sensitivity and image
-  /// diameter, and evaluate() charges grid->tv to delta. Default false: on a gridded run an
+  /// diameter, and evaluate() charges grid->epsilon and grid->log_beta. Default false: on a gridded run an
   /// upper, lower or comparison bound is "not applicable" (a heuristic is shown as is).
   virtual bool charges_grid() const { return false; }
 

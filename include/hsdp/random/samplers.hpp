@@ -32,10 +32,13 @@ enum class Law { gaussian, laplace };
 /// Bits of the noise grid below the noise scale: lambda = 2^(floor(log2 scale) - kGridBits),
 /// so that scale / lambda is in [2^32, 2^33).
 inline constexpr int kGridBits = 32;
-/// Upper bound on the total variation distance between one draw of GridNoise and the same
-/// continuous law rounded to the grid (docs/security.md: 0.67 / sigma^2 for the discrete
-/// Gaussian, 0.14 / t^2 for the discrete Laplace, both <= 2^-64 for sigma, t >= 2^32).
-inline constexpr double kTvPerDraw = 0x1p-64;
+/// One draw of GridNoise against the same continuous law rounded to the grid (docs/security.md):
+/// the probabilities of every grid point agree within a factor e^(+-eta), except on an event of
+/// probability at most beta under both. Discrete Gaussian (sigma >= 2^32): eta <= 3000 / sigma^2
+/// <= 2^-52 for |k| <= 150 sigma, log beta <= log(2 Q(149.9)) < -11000. Discrete Laplace
+/// (t >= 2^32): eta <= 0.255 / t <= 2^-33 for every k, beta = 0.
+inline constexpr double kGaussianEta = 0x1p-52, kGaussianLogBeta = -11000.0;
+inline constexpr double kLaplaceEta = 0x1p-33;
 /// Upper bound on lambda / std: lambda <= scale 2^-32 and the Laplace scale is std/sqrt 2.
 inline constexpr double kSpacingOverStd = 0x1p-32;
 
