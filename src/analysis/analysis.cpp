@@ -159,6 +159,10 @@ void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) co
       eps = epsilon(run, delta);
     } else if (log_beta == -std::numeric_limits<double>::infinity()) {
       eps = epsilon(run, delta * std::exp(-0.5 * E)) + E;
+    } else if (log_beta + log1p_exp(1e4 + 1.0 + 0.5 * E) <= std::log(delta * 0x1p-50)) {
+      // beta (1 + e^(e' + 1 + E/2)) <= delta 2^-50 for every e' up to 1e4 (beyond, epsilon()
+      // reports +inf): one evaluation at delta (1 - 2^-50) e^(-E/2).
+      eps = epsilon(run, delta * (1.0 - 0x1p-50) * std::exp(-0.5 * E)) + E;
     } else {
       // The smallest e' with e^(E/2) d'(e') + beta (1 + e^(e' + E/2)) <= delta: e' at
       // (delta - xi) e^(-E/2) with xi >= beta (1 + e^(b + 1 + E/2)), valid while e' <= b + 1.

@@ -1,6 +1,8 @@
 #include "hsdp/random/csprng.hpp"
 
-#include <sodium.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 #include <sys/random.h>
 
 #include <cerrno>
@@ -11,12 +13,6 @@
 namespace hsdp::random {
 
 namespace {
-
-void init_sodium() {
-  // Thread-safe, idempotent: picks the fastest ChaCha20 implementation for this CPU.
-  static const int status = sodium_init();
-  if (status < 0) throw std::runtime_error("libsodium could not be initialised");
-}
 
 void fill_from_os(std::uint8_t* out, std::size_t size) {
   std::size_t done = 0;
@@ -51,19 +47,39 @@ std::uint64_t entropy_u64() {
 }
 
 Key seed_key(std::uint64_t seed) {
-  init_sodium();
   static constexpr char kLabel[] = "hsdp seeded generator v1";
   std::uint8_t msg[sizeof kLabel - 1 + 8];
   std::memcpy(msg, kLabel, sizeof kLabel - 1);
   put_u64(msg + sizeof kLabel - 1, seed);
   Key k;
-  crypto_generichash(k.data(), k.size(), msg, sizeof msg, nullptr, 0);
+  SHA256(msg, sizeof msg, k.data());
   return k;
 }
 
-Csprng::Csprng(const Key& key, std::uint64_t stream) : key_(key) {
-  init_sodium();
-  put_u64(nonce_.data(), stream);
+Csprng::Csprng(const Key& key, std::uint64_t stream) : key_(key), stream_(stream) {}
+
+Csprng::~Csprng() { EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(ctx_)); }
+
+Csprng::Csprng(const Csprng& o)
+    : key_(o.key_), stream_(o.stream_), epoch_(o.epoch_), blocks_(o.blocks_), buf_(o.buf_), pos_(o.pos_),
+      bits_(o.bits_), bits_left_(o.bits_left_) {
+  // The copy continues the same stream: a new cipher context at the same position.
+  if (o.ctx_) start(blocks_);
+}
+
+void Csprng::start(std::uint64_t block) {
+  // RFC 7539 ChaCha20 as OpenSSL's EVP_chacha20 takes it: a 16-byte IV = 32-bit block counter
+  // (little endian) and a 96-bit nonce = 32-bit epoch + 64-bit stream number. The counter
+  // covers 2^32 blocks (256 GiB); the epoch moves on before it wraps.
+  if (!ctx_) ctx_ = EVP_CIPHER_CTX_new();
+  auto* ctx = static_cast<EVP_CIPHER_CTX*>(ctx_);
+  std::uint8_t iv[16];
+  const auto counter = static_cast<std::uint32_t>(block);
+  for (int i = 0; i < 4; ++i) iv[i] = static_cast<std::uint8_t>(counter >> (8 * i));
+  for (int i = 0; i < 4; ++i) iv[4 + i] = static_cast<std::uint8_t>(epoch_ >> (8 * i));
+  put_u64(iv + 8, stream_);
+  if (!ctx || EVP_EncryptInit_ex(ctx, EVP_chacha20(), nullptr, key_.data(), iv) != 1)
+    throw std::runtime_error("OpenSSL ChaCha20 could not be initialised");
 }
 
 Csprng Csprng::from_entropy() { return Csprng(entropy_key()); }
@@ -75,18 +91,31 @@ Key Csprng::derive_key(std::string_view label, std::uint64_t index) const {
   put_u64(idx, index);
   msg.append(reinterpret_cast<const char*>(idx), 8);
   Key k;
-  crypto_generichash(k.data(), k.size(), reinterpret_cast<const unsigned char*>(msg.data()), msg.size(),
-                     key_.data(), key_.size());
+  unsigned int size = 0;
+  if (!HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
+            reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), k.data(), &size) ||
+      size != k.size())
+    throw std::runtime_error("HMAC-SHA256 failed");
   return k;
 }
 
 void Csprng::refill() {
+  constexpr std::uint64_t kBlocks = sizeof buf_ / 64;
+  if (!ctx_ || blocks_ + kBlocks > (std::uint64_t{1} << 32)) {
+    if (ctx_ && blocks_ + kBlocks > (std::uint64_t{1} << 32)) {
+      ++epoch_;
+      blocks_ = 0;
+    }
+    start(blocks_);
+  }
   auto* bytes = reinterpret_cast<unsigned char*>(buf_.data());
   std::memset(bytes, 0, sizeof buf_);
-  // The keystream from block `block_` on (64-bit nonce and block counter: the original
-  // ChaCha20, 2^64 blocks per stream), XORed onto zeros in place.
-  crypto_stream_chacha20_xor_ic(bytes, bytes, sizeof buf_, nonce_.data(), block_, key_.data());
-  block_ += sizeof buf_ / 64;
+  int out = 0;
+  // The keystream, XORed onto zeros in place.
+  if (EVP_EncryptUpdate(static_cast<EVP_CIPHER_CTX*>(ctx_), bytes, &out, bytes, static_cast<int>(sizeof buf_)) != 1 ||
+      out != static_cast<int>(sizeof buf_))
+    throw std::runtime_error("OpenSSL ChaCha20 failed");
+  blocks_ += kBlocks;
   pos_ = 0;
 }
 

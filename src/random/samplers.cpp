@@ -10,9 +10,27 @@ namespace hsdp::random {
 bool bernoulli(Csprng& g, u128 num, u128 den) {
   if (num >= den) return true;
   if (num == 0) return false;
+  if ((den & (den - 1)) == 0 && den <= (static_cast<u128>(1) << 64)) {
+    // den = 2^j: U < num / 2^j for U = (j uniform bits) / 2^j, one word.
+    const int j = den == (static_cast<u128>(1) << 64) ? 64 : __builtin_ctzll(static_cast<std::uint64_t>(den));
+    const std::uint64_t w = j == 0 ? 0 : g.next_u64() >> (64 - j);
+    return w < static_cast<std::uint64_t>(num);
+  }
   // U < num/den, U = 0.u1 u2 ... uniform: the first bit where U and the expansion of num/den
-  // differ decides. r < den <= 2^127, so 2r fits.
-  u128 r = num;
+  // differ decides (2 bits on average).
+  if (den <= (static_cast<u128>(1) << 63)) {  // 64-bit arithmetic: r < den <= 2^63, 2r fits
+    std::uint64_t r = static_cast<std::uint64_t>(num);
+    const auto d = static_cast<std::uint64_t>(den);
+    for (;;) {
+      r <<= 1;
+      const unsigned p = r >= d ? 1u : 0u;
+      if (p) r -= d;
+      const unsigned u = g.next_bit();
+      if (u != p) return u < p;
+      if (r == 0) return false;  // the expansion ends: U >= num/den (U has a later 1 a.s.)
+    }
+  }
+  u128 r = num;  // r < den <= 2^127, so 2r fits
   for (;;) {
     r <<= 1;
     unsigned p = 0;
@@ -22,13 +40,18 @@ bool bernoulli(Csprng& g, u128 num, u128 den) {
     }
     const unsigned u = g.next_bit();
     if (u != p) return u < p;
-    if (r == 0) return false;  // the expansion ends: U >= num/den (U has a later 1 a.s.)
+    if (r == 0) return false;
   }
 }
 
 namespace {
 // exp(-x) for x = num/den in [0, 1] (CKS Alg. 1): K = 1; while Bernoulli(x/K): K++; return K odd.
 bool bernoulli_exp_unit(Csprng& g, u128 num, u128 den) {
+  if (num == den) {  // x = 1: Bernoulli(1/K) alone
+    std::uint64_t k = 2;
+    while (bernoulli(g, 1, k)) ++k;
+    return (k & 1u) != 0;
+  }
   std::uint64_t k = 1;
   // Bernoulli(x/K) as Bernoulli(x) and Bernoulli(1/K), independent: probability x/K.
   while (bernoulli(g, num, den) && bernoulli(g, 1, k)) ++k;
@@ -93,7 +116,9 @@ std::uint64_t geometric_exp(Csprng& g, std::uint64_t r, int s_bits) {
   for (;;) {
     u128 z = 0;
     if (!geometric_units(g, s, [&] { return g.next_u64() & (s - 1); }, z)) continue;
-    const u128 x = z / r;  // P(floor(Z/r) >= x) = P(Z >= r x) = exp(-r x / s)
+    // P(floor(Z/r) >= x) = P(Z >= r x) = exp(-r x / s)
+    if (z <= ~std::uint64_t{0}) return static_cast<std::uint64_t>(z) / r;
+    const u128 x = z / r;
     return x > ~std::uint64_t{0} ? ~std::uint64_t{0} : static_cast<std::uint64_t>(x);
   }
 }
