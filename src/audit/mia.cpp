@@ -444,7 +444,7 @@ nlohmann::json to_json(const MiaResult& r) {
   j["seeds"] = {{"master", r.master_seed},
                 {"seeded", r.seeded},
                 {"source", r.seeded ? report_field("seed") : "operating-system entropy"},
-                {"derivation", "trial k: the first 64-bit word of ChaCha20 stream 2k + s keyed by BLAKE2b(master), s = 0 without, 1 with the canary"},
+                {"derivation", "trial k: the first 64-bit word of ChaCha20 stream 2k + s keyed by SHA-256 of the master, s = 0 without, 1 with the canary"},
                 {"without", r.seeds_without},
                 {"with", r.seeds_with}};
   j["canary"] = {{"x_axis", r.canary.axis + 1},
