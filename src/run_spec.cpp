@@ -400,10 +400,12 @@ Run RunSpec::resolve() const {
     if (!f.grid_slack)
       fail(opt(f.grid_epsilon ? "grid_epsilon" : "grid_log_beta"), f.grid_epsilon ? *f.grid_epsilon : *f.grid_log_beta,
            fmt::format("stated with {}", error_field("grid_slack")));
+    require_nonnegative(opt("grid_slack"), *f.grid_slack);
+    if (f.grid_epsilon) require_nonnegative(opt("grid_epsilon"), *f.grid_epsilon);
+    if (f.grid_log_beta && (std::isnan(*f.grid_log_beta) || *f.grid_log_beta > 0))
+      fail(opt("grid_log_beta"), *f.grid_log_beta, "<= 0 (or -inf)");
     run.grid = NoiseGrid{*f.grid_slack, f.grid_epsilon.value_or(0.0),
                          f.grid_log_beta.value_or(-std::numeric_limits<double>::infinity()), {}};
-    if (run.grid->log_beta >= 0)
-      run.grid->reason = fmt::format("{} = {}: no charge derived", error_field("grid_log_beta"), show(run.grid->log_beta));
   }
   run.validate();
   return run;

@@ -121,6 +121,7 @@ struct NoiseGrid {
   /// log of beta summed over every draw (-inf: beta = 0), charged to delta as
   /// (1 + e^(eps + epsilon/2)) e^log_beta. log_beta >= 0: no charge derived (reason says why).
   double log_beta = -std::numeric_limits<double>::infinity();
+  /// Why no charge is derived (log_beta >= 0), for the trainer's notes; not part of the report.
   std::string reason;
 };
 

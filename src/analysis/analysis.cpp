@@ -78,8 +78,9 @@ std::optional<std::string> Analysis::not_applicable(const Run& run) const {
   if (auto why = check(run)) return why;
   if (run.grid && kind() != BoundKind::heuristic) {
     if (run.grid->log_beta >= 0.0)
-      return fmt::format("the noise was drawn on a grid and no charge is derived for this run: {}",
-                         run.grid->reason.empty() ? "grid_log_beta >= 0" : run.grid->reason);
+      return fmt::format(
+          "the noise was drawn on a grid and no charge is derived for this run ({} >= 0; docs/security.md)",
+          report_field("grid_log_beta"));
     if (!charges_grid())
       return std::string(
           "the noise was drawn on a grid (exact discrete samplers, docs/security.md) and this analysis does "

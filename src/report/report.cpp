@@ -100,7 +100,6 @@ nlohmann::json to_json(const Run& run) {
   if (run.pld_cells) j["pld_cells"] = *run.pld_cells;
   if (run.grid) {
     j["noise_grid"] = {{"slack", run.grid->slack}, {"epsilon", run.grid->epsilon}, {"log_beta", report::json_number(run.grid->log_beta)}};
-    if (!run.grid->reason.empty()) j["noise_grid"]["reason"] = run.grid->reason;
   }
   return j;
 }

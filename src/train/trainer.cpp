@@ -565,7 +565,10 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
 
   // Noise drawn on a grid (docs/security.md): its cost, known before training, is part of the
   // run every analysis (and the calibration) reads.
-  if (!config.no_noise) run.grid = noise_grid(P, plan.steps, config.algorithm, config.noise);
+  if (!config.no_noise) {
+    run.grid = noise_grid(P, plan.steps, config.algorithm, config.noise);
+    if (!run.grid->reason.empty()) res.notes.push_back(run.grid->reason + ": the report certifies nothing");
+  }
 
   // ---- noise
   if (config.sigma) {
