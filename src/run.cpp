@@ -141,6 +141,11 @@ void Run::validate() const {
          fmt::format("true unless sampling = shuffle (only a shuffled epoch has a partial last batch to "
                      "keep; sampling = {})",
                      to_string(sampling)));
+  if (grid) {
+    require_nonnegative("grid_slack", grid->slack);
+    require_nonnegative("grid_epsilon", grid->epsilon);
+    if (std::isnan(grid->log_beta) || grid->log_beta > 0) fail("grid_log_beta", grid->log_beta, "<= 0 (or -inf)");
+  }
 }
 
 std::int64_t Run::batches_per_epoch() const {
@@ -182,6 +187,9 @@ std::string Run::summary() const {
   if (pld_cells) out += fmt::format(" pld_cells={}", show(*pld_cells));
   if (!drop_last) out += " drop_last=false";
   if (order_known) out += " order_known=true";
+  if (grid)
+    out += fmt::format(" grid_slack={} grid_epsilon={} grid_log_beta={}", show(grid->slack), show(grid->epsilon),
+                       show(grid->log_beta));
   return out;
 }
 

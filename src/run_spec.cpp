@@ -156,6 +156,15 @@ const std::vector<Binding>& bindings() {
                        "automatic refinement aims at, in [1, 1000]; default 40. Larger is tighter "
                        "and slower (docs/pld.md)"},
          &RunSpec::pld_cells),
+      re({"grid_slack", "Noise drawn on a grid (hsdp train's runs; docs/security.md): the extra distance per "
+                        "step relative to the noise std that the roundings add (>= 0)"},
+         &RunSpec::grid_slack),
+      re({"grid_epsilon", "Noise drawn on a grid: the samplers' distance to the rounded continuous noise, "
+                          "added to epsilon (>= 0; needs grid-slack)"},
+         &RunSpec::grid_epsilon),
+      re({"grid_log_beta", "Noise drawn on a grid: the log of the probability outside which that distance "
+                           "holds, charged to delta (<= 0, or -inf; needs grid-slack)"},
+         &RunSpec::grid_log_beta),
   };
   return table;
 }
@@ -284,6 +293,11 @@ RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& no
   if (run.order_known) s.order_known = true;
   s.pld_interval = run.pld_interval;
   s.pld_cells = run.pld_cells;
+  if (run.grid) {
+    s.grid_slack = run.grid->slack;
+    s.grid_epsilon = run.grid->epsilon;
+    if (std::isfinite(run.grid->log_beta) || run.grid->log_beta > 0) s.grid_log_beta = run.grid->log_beta;
+  }
   return s;
 }
 
@@ -412,6 +426,17 @@ Run RunSpec::resolve() const {
   }
   run.pld_interval = f.pld_interval;
   run.pld_cells = f.pld_cells;
+  if (f.grid_slack || f.grid_epsilon || f.grid_log_beta) {
+    if (!f.grid_slack)
+      fail(opt(f.grid_epsilon ? "grid_epsilon" : "grid_log_beta"), f.grid_epsilon ? *f.grid_epsilon : *f.grid_log_beta,
+           fmt::format("stated with {}", error_field("grid_slack")));
+    require_nonnegative(opt("grid_slack"), *f.grid_slack);
+    if (f.grid_epsilon) require_nonnegative(opt("grid_epsilon"), *f.grid_epsilon);
+    if (f.grid_log_beta && (std::isnan(*f.grid_log_beta) || *f.grid_log_beta > 0))
+      fail(opt("grid_log_beta"), *f.grid_log_beta, "<= 0 (or -inf)");
+    run.grid = NoiseGrid{*f.grid_slack, f.grid_epsilon.value_or(0.0),
+                         f.grid_log_beta.value_or(-std::numeric_limits<double>::infinity()), {}};
+  }
   run.validate();
   return run;
 }

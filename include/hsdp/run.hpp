@@ -106,6 +106,27 @@ struct LossClass {
   bool convex = true;
 };
 
+/// Noise drawn on a power-of-two grid by exact discrete samplers (the trainer's runs;
+/// docs/security.md). Compared with the continuous run the analyses describe, each step's map
+/// gains at most two roundings to the grid, and each draw's law is within a factor e^(+-eta)
+/// of the continuous law rounded to the grid (a post-processing of the continuous mechanism)
+/// outside an event of probability beta.
+struct NoiseGrid {
+  /// The extra distance per step, relative to the step's noise std s_t: two runs' next
+  /// pre-noise points may be slack * s_t further apart than the continuous analysis assumes
+  /// (2 lambda sqrt(d) <= 2 2^-32 sqrt(d) s_t). It also bounds the extra sensitivity of one
+  /// step (one rounding) and the extra diameter of the update's image.
+  double slack = 0.0;
+  /// 2 eta summed over every draw: an (eps, delta) of the comparison run holds for the run at
+  /// eps + epsilon (with delta scaled by e^(epsilon/2), plus the beta term).
+  double epsilon = 0.0;
+  /// log of beta summed over every draw (-inf: beta = 0), charged to delta as
+  /// (1 + e^(eps + epsilon/2)) e^log_beta. log_beta >= 0: no charge derived (reason says why).
+  double log_beta = -std::numeric_limits<double>::infinity();
+  /// Why no charge is derived (log_beta >= 0), for the trainer's notes; not part of the report.
+  std::string reason;
+};
+
 struct Run {
   std::int64_t n = 0;                     ///< dataset size (users in the federated setting)
   std::int64_t steps = 0;                 ///< T: number of noisy updates
@@ -149,6 +170,9 @@ struct Run {
   /// std of one step's loss (div::PldOptions::cells, [1, 1000]). Unset: the analyses'
   /// defaults (1e-3 and 40). Accuracy vs speed only: every value gives a certified bound.
   std::optional<double> pld_interval, pld_cells;
+  /// Noise drawn on a grid (the trainer's runs); unset: the continuous noise the papers state
+  /// (a hypothetical run typed into `hsdp account`).
+  std::optional<NoiseGrid> grid;
 
   /// Validates every field (ranges, schedule lengths, NaN/inf) and throws
   /// InvalidArgument naming the first offending parameter.

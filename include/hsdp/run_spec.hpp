@@ -87,6 +87,9 @@ struct RunSpec {
   // Accuracy vs speed of the analyses that compose privacy loss distributions
   // (composition-pld, shifted-interpolation): div::PldOptions::interval and ::cells.
   std::optional<double> pld_interval, pld_cells;
+  // Noise drawn on a grid (Run::grid, docs/security.md): the trainer states these in its "same
+  // report" line; unstated, the run's noise is the papers' continuous noise.
+  std::optional<double> grid_slack, grid_epsilon, grid_log_beta;
 
   /// The Run the analyses read. Throws InvalidArgument naming the first offending field.
   Run resolve() const;

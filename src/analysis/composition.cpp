@@ -52,6 +52,7 @@ Params params(const Run& run) { return composition_params(run); }
 class CompositionRdp final : public RdpAnalysis {
  public:
   std::string_view name() const override { return "composition-rdp"; }
+  bool charges_grid() const override { return true; }  // via sensitivity / diameter (common.hpp)
   std::string_view citation() const override {
     return "RDP composition (Mironov 2017 Prop. 1), assumes every iterate is released; "
            "subsampled Gaussian of Mironov-Talwar-Zhang 2019 / Wang-Balle-Kasiviswanathan 2019 "
@@ -150,7 +151,13 @@ CompositionParams composition_params(const Run& run) {
   const bool remove = run.adjacency == Adjacency::remove;
   p.neighbours = remove ? div::Neighbours::remove : div::Neighbours::replace;
   const double b = static_cast<double>(run.batch_size), n = static_cast<double>(run.n);
-  auto z_at = [&](std::int64_t t) { return run.noise_std.at(t) * b / (run.eta.at(t) * p.clip); };
+  // Noise on a grid (docs/security.md): a reading step's sensitivity grows by one rounding,
+  // at most grid->slack s_t in parameter space, i.e. C grows by grid->slack s_t b / eta_t.
+  auto z_at = [&](std::int64_t t) {
+    const double s = run.noise_std.at(t);
+    const double extra = run.grid ? run.grid->slack * s * b : 0.0;
+    return s * b / (run.eta.at(t) * p.clip + extra);
+  };
   if (run.eta.is_constant() && run.noise_std.is_constant()) {
     p.z_counts[z_at(1)] = run.steps;
   } else {

@@ -141,6 +141,7 @@ div::RdpCurve rdp_curve(const Run& run) {
 class CompositionPld final : public Analysis {
  public:
   std::string_view name() const override { return "composition-pld"; }
+  bool charges_grid() const override { return true; }  // via sensitivity / diameter (common.hpp)
   std::string_view citation() const override {
     return "PLD composition, assumes every iterate is released: pessimistic connect-the-dots "
            "discretisation (Doroshenko et al. 2022) composed by FFT (Koskela et al. 2020); "

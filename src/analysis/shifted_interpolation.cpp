@@ -367,20 +367,28 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
 }
 
 /// log delta(eps) of the position average: log sum_classes weight * theta_{e^eps}(mu_class);
-/// the worst case when the average is not used.
-double shuffle_log_delta(const ShuffleBound& sb, double s, double epsilon) {
-  if (!sb.averaged) return div::log_theta(epsilon, std::sqrt(sb.worst) / s);
+/// the worst case when the average is not used. mu_extra: the noise grid's shift (grid_mu).
+double shuffle_log_delta(const ShuffleBound& sb, double s, double mu_extra, double epsilon) {
+  if (!sb.averaged) return div::log_theta(epsilon, std::sqrt(sb.worst) / s + mu_extra);
   std::vector<double> terms;
   terms.reserve(sb.classes.size());
   for (const auto& cl : sb.classes) {
     if (cl.weight <= 0) continue;
-    terms.push_back(std::log(cl.weight) + div::log_theta(epsilon, std::sqrt(cl.energy) / s));
+    terms.push_back(std::log(cl.weight) + div::log_theta(epsilon, std::sqrt(cl.energy) / s + mu_extra));
   }
   return terms.empty() ? -kInf : num::logsumexp(terms);
 }
 
+// Noise on a grid (docs/security.md): every step's map may move the two runs up to
+// grid->slack s apart beyond the lemma's shifts. Absorbing that extra shift at the step where it
+// arises keeps the gap sequence feasible and adds slack s to each of the (at most T) shifts a_k,
+// so by Minkowski sqrt(sum (a_k + slack s)^2) / s <= mu + slack sqrt(T).
+double grid_mu(const Run& run) {
+  return run.grid ? run.grid->slack * std::sqrt(static_cast<double>(run.steps)) : 0.0;
+}
+
 double mu_of(const Run& run, const Solution& sol) {
-  return std::sqrt(sol.energy) / setting(run).s;
+  return std::sqrt(sol.energy) / setting(run).s + grid_mu(run);
 }
 
 // ---- NoisySGD: uniformly random batches of exactly b records (without replacement within
@@ -402,6 +410,7 @@ struct SgdParams {
   double D = 0.0;   // diameter
   double s = 0.0;   // noise std in parameter space
   std::int64_t t = 0;
+  double slack = 0.0;  // noise grid: extra shift per step over s (docs/security.md)
 };
 
 SgdParams sgd_params(const Run& run) {
@@ -412,6 +421,7 @@ SgdParams sgd_params(const Run& run) {
   q.z = q.s * b / (run.eta.at(1) * *run.loss.lipschitz);
   q.D = run.diameter;
   q.t = run.steps;
+  if (run.grid) q.slack = run.grid->slack;
   return q;
 }
 
@@ -464,7 +474,10 @@ std::optional<div::Pld> sgd_pld(const SgdParams& q, const SgdCandidate& c, div::
   return on_a_grid_that_fits(grid, [&](const div::PldOptions& o) {
     div::Pld pld = div::compose_steps(steps, o);
     if (c.lambda < 1.0) {
-      const double shift = q.D / (std::sqrt(static_cast<double>(c.nu) * (1 - c.lambda)) * q.s);
+      // The gap D closed over nu steps, plus the grid's extra shift absorbed where it arises
+      // (Minkowski, as in grid_mu): slack sqrt(nu) on the second parts' scale.
+      const double shift = q.D / (std::sqrt(static_cast<double>(c.nu) * (1 - c.lambda)) * q.s) +
+                           q.slack * std::sqrt(static_cast<double>(c.nu) / (1 - c.lambda));
       pld = pld.compose_gaussian(shift, o);
     }
     return pld;
@@ -484,8 +497,8 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
   static std::map<std::string, std::shared_ptr<const SgdBound>> cache;
   const SgdParams q = sgd_params(run);
   const div::PldOptions grid = pld_grid(run);
-  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {} {:a} {:a}", q.p, q.z, q.D, q.s, q.t,
-                                      grid.interval, grid.cells);
+  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {} {:a} {:a} {:a}", q.p, q.z, q.D, q.s, q.t,
+                                      grid.interval, grid.cells, q.slack);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -514,9 +527,12 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
 
 /// The RDP route of the composition from W_0 (when no PLD grid can hold the run).
 div::RdpCurve sgd_rdp_curve(const SgdParams& q) {
-  return {[q](double alpha) {
+  // Every iterate composed: with a noise grid a reading step's sensitivity grows by one
+  // rounding (slack s), so 1/z grows by slack (composition_params does the same).
+  const double z = 1.0 / (1.0 / q.z + q.slack);
+  return {[q, z](double alpha) {
     return static_cast<double>(q.t) *
-           div::sampled_gaussian_rdp(alpha, q.p, q.z, div::Subsampling::fixed, div::Neighbours::replace);
+           div::sampled_gaussian_rdp(alpha, q.p, z, div::Subsampling::fixed, div::Neighbours::replace);
   }};
 }
 
@@ -524,7 +540,7 @@ div::RdpCurve sgd_rdp_curve(const SgdParams& q) {
 /// position average that the analysis reports.
 std::vector<Detail> shuffle_details(const Run& run, const Setting& st, const Query& query) {
   const auto sb = shuffle_bound(run);
-  const double mu = std::sqrt(sb->worst) / st.s;
+  const double mu = std::sqrt(sb->worst) / st.s + grid_mu(run);
   std::vector<Detail> out;
   out.push_back({"mu", round_up(mu)});
   out.push_back({"contraction_factor", st.c});
@@ -555,6 +571,7 @@ std::vector<Detail> shuffle_details(const Run& run, const Setting& st, const Que
 class ShiftedInterpolation final : public Analysis {
  public:
   std::string_view name() const override { return "shifted-interpolation"; }
+  bool charges_grid() const override { return true; }  // grid_mu; the SGD split's shift term
   std::string_view citation() const override {
     return "Bok, Su, Altschuler 2024 (shifted interpolation, f-DP): the shifted-interpolation "
            "lemma; NoisyGD (full batch), NoisyCGD (cyclic), shuffled batches (worst case over positions, "
@@ -586,7 +603,7 @@ class ShiftedInterpolation final : public Analysis {
       return best;
     }
     if (run.sampling == Sampling::shuffle)
-      return shuffle_log_delta(*shuffle_bound(run), setting(run).s, epsilon);
+      return shuffle_log_delta(*shuffle_bound(run), setting(run).s, grid_mu(run), epsilon);
     const Solution sol = solve(run);
     return div::log_theta(epsilon, mu_of(run, sol));
   }
@@ -604,7 +621,8 @@ class ShiftedInterpolation final : public Analysis {
     if (run.sampling == Sampling::shuffle) {
       const auto sb = shuffle_bound(run);
       const double s = setting(run).s;
-      auto f = [&](double e) { return shuffle_log_delta(*sb, s, e) - target; };
+      const double extra = grid_mu(run);
+      auto f = [&](double e) { return shuffle_log_delta(*sb, s, extra, e) - target; };
       return num::smallest_meeting(f, 0.0, 1.0, 1e4).value_or(kInf);
     }
     const double mu = mu_of(run, solve(run));

@@ -100,6 +100,9 @@ nlohmann::json to_json(const Run& run) {
   if (run.lsi_constant) j["lsi_constant"] = *run.lsi_constant;
   if (run.pld_interval) j["pld_interval"] = *run.pld_interval;
   if (run.pld_cells) j["pld_cells"] = *run.pld_cells;
+  if (run.grid) {
+    j["noise_grid"] = {{"slack", run.grid->slack}, {"epsilon", run.grid->epsilon}, {"log_beta", report::json_number(run.grid->log_beta)}};
+  }
   return j;
 }
 

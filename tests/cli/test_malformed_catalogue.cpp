@@ -235,7 +235,7 @@ std::vector<Case> reported() {
       // Extreme but valid: the analyses whose sigma would overflow say so (not applicable), the
       // others report; no error naming an internal parameter ("sigma = inf").
       {"noise_std_1e308_eta", "train --data good.csv --model logistic --noise-std 1e308 --eta 1e10",
-       {"privacy report of the run performed", "outside the range this analysis computes in"}, nullptr, 0},
+       {"privacy report of the run performed", "no charge is derived for this run"}, nullptr, 0},
       {"feature_scale_nan", train_args("--feature-scale nan"), {"--feature-scale", "nan"}},
       {"feature_scale_inf_second", train_args("--feature-scale 1,inf,1"), {"--feature-scale", "inf"}},
       {"classes_absent", train_args("--classes 7 8"), {"--classes", "7"}},
