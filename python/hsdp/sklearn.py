@@ -101,6 +101,11 @@ class _HsdpLinearModel(BaseEstimator):
     """What the three estimators share: the parameters of the training request, one
     `hsdp.train` per fit, the preparation of records as the trainer prepared them, pickling."""
 
+    # Fitted attributes (set by fit; annotations only, so that type checkers know them).
+    privacy_report_: "hsdp.Report"
+    coef_: np.ndarray
+    n_features_in_: int
+
     # hsdp.train keywords that are parameters of the estimators under the same name.
     _TRAIN_KEYWORDS = ("algorithm", "sampling", "batch_size", "epochs", "steps", "eta", "l2",
                        "constraint", "radius", "record_norm", "clip", "release", "drop_last",
