@@ -4,8 +4,8 @@ request as hsdp.train and `hsdp train` (same seed: the same model, the same cert
 same test accuracy), labels of any type, the preparation of records, pickling, DataFrames,
 pipelines, clone, cross_val_score and GridSearchCV, and the errors naming the parameter."""
 
+import copy
 import json
-import pathlib
 import pickle
 import warnings
 
@@ -276,6 +276,9 @@ def test_pickle_keeps_the_certificate(breast):
     assert isinstance(back.privacy_report_, hsdp.Report)
     assert back.privacy_report_.to_json() == text and clf.privacy_report_.to_json() == text
     np.testing.assert_array_equal(back.predict_proba(Xt), clf.predict_proba(Xt))
+    twin = copy.deepcopy(clf)
+    assert twin.privacy_report_.to_json() == text
+    np.testing.assert_array_equal(twin.coef_, clf.coef_)
     # A pickle whose report this hsdp does not reproduce is refused, never re-certified.
     state = clf.__getstate__()
     state["_privacy_report_json"] = state["_privacy_report_json"].replace('"epsilon": 0.', '"epsilon": 0.1', 1)
