@@ -89,7 +89,12 @@ def _report_from_json(text):
     same report byte for byte (an unpickled estimator carries the certificate of its own fit,
     never a new one)."""
     document = json.loads(text)
-    report = hsdp.account(hsdp.Run(**document["run"]), **document["query"])
+    run = dict(document["run"])
+    grid = run.pop("noise_grid", None)  # the report's JSON nests the noise grid's charges
+    if grid is not None:
+        run.update(grid_slack=float(grid["slack"]), grid_epsilon=float(grid["epsilon"]),
+                   grid_log_beta=float(grid["log_beta"]))
+    report = hsdp.account(hsdp.Run(**run), **document["query"])
     if report.to_json() != text:
         raise ValueError(
             "privacy_report_: this hsdp (" + hsdp.__version__ + ") does not reproduce the report "
