@@ -454,7 +454,7 @@ class PrivacyEngine:
         if first.noise_std == 0:
             raise LedgerError("no noise: every step was taken with noise_std = 0, so no privacy holds")
         steps = len(self.ledger)
-        slack, grid_eps, grid_log_beta = hsdp.Generator.grid_charges(self.dimension, steps)
+        slack, grid_eps, grid_log_beta = hsdp.grid_charges(parameters=self.dimension, steps=steps)
         eta = first.eta * (self.batch_size if self.reduction == "sum" else 1)
         kw: Dict[str, Any] = dict(
             n=self.n, steps=steps, batch_size=self.batch_size, sampling=self.sampling, eta=eta,
@@ -513,7 +513,7 @@ class PrivacyEngine:
 
 def _planned_run(engine: PrivacyEngine, steps: int) -> hsdp.Run:
     """The run the engine will have recorded after `steps` steps without a problem."""
-    slack, grid_eps, grid_log_beta = hsdp.Generator.grid_charges(engine.dimension, steps)
+    slack, grid_eps, grid_log_beta = hsdp.grid_charges(parameters=engine.dimension, steps=steps)
     kw: Dict[str, Any] = dict(
         n=engine.n, steps=steps, batch_size=engine.batch_size, sampling=engine.sampling,
         eta=engine.eta * (engine.batch_size if engine.reduction == "sum" else 1), noise_std=1.0,

@@ -86,11 +86,9 @@ void bind_random(py::module_& m) {
           py::arg("values"), py::kw_only(), py::arg("std"),
           "(values rounded to the noise grid of std plus discrete Gaussian noise of std at least `std` on it, "
           "the number of values outside the grid's exact range): the noise of hsdp train (docs/security.md). "
-          "The grid spacing is at most std * 2**-32.")
-      .def_static(
-          "grid_spacing", [](double std) { return random::GridNoise(random::Law::gaussian, std).lambda(); },
-          py::arg("std"), "The spacing lambda of the noise grid of std (a power of two, <= std * 2**-32).")
-      .def_static(
+          "The grid spacing is at most std * 2**-32.");
+
+  m.def(
           "grid_charges",
           [](std::int64_t parameters, std::int64_t steps) {
             if (parameters < 1) fail(opt("parameters"), std::to_string(parameters), "an integer >= 1");
@@ -100,7 +98,7 @@ void bind_random(py::module_& m) {
             return py::make_tuple(2.0 * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters)),
                                   2.0 * draws * random::kGaussianEta, std::log(draws) + random::kGaussianLogBeta);
           },
-          py::arg("parameters"), py::arg("steps"),
+          py::kw_only(), py::arg("parameters"), py::arg("steps"),
           "(grid_slack, grid_epsilon, grid_log_beta) of a run adding grid noise to `parameters` coordinates at each of "
           "`steps` steps: the hsdp.Run keywords that charge the grid's cost, as hsdp train states them.");
 
