@@ -36,7 +36,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Sampler, TensorDataset
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 import hsdp
 
@@ -132,6 +132,21 @@ def _checksum(tensors: Sequence[torch.Tensor]) -> str:
     for t in tensors:
         h.update(t.detach().to("cpu").contiguous().numpy().tobytes())
     return h.hexdigest()
+
+
+class _Records(Dataset):
+    """The engine's records, read a batch at a time: records[indices] is (x[indices],
+    y[indices], indices)."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.x, self.y = x, y
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    def __getitem__(self, indices: List[int]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        idx = torch.as_tensor(indices, dtype=torch.int64, device=self.x.device)
+        return self.x[idx], self.y[idx], idx
 
 
 class EngineSampler(Sampler):
@@ -270,6 +285,21 @@ class PrivacyEngine:
         self._identity = [id(p) for p in self.parameters]
         self._checksum = _checksum(self.parameters)
         self.calibration: Optional[hsdp.CalibrationResult] = None
+        self._constructed = True
+
+    # What the certificate reads besides the ledger's per-step values is fixed at construction:
+    # the loss class, the order and the radius (the squared loss's L depends on it). noise_std
+    # and eta may be set: the ledger records them at every step and refuses a change mid-run.
+    _FIXED = frozenset({"model", "loss", "x", "y", "n", "batch_size", "sampling", "drop_last", "reduction",
+                        "radius", "label_bound", "adjacency", "release", "record_norm", "clip", "bias",
+                        "parameters", "dimension", "lipschitz", "smoothness", "clipping_acts", "generator",
+                        "order", "sampler", "ledger"})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._FIXED and getattr(self, "_constructed", False):
+            raise AttributeError("PrivacyEngine.%s is fixed when the engine is made (the certificate depends on it): "
+                                 "make a new engine" % name)
+        super().__setattr__(name, value)
 
     # ----------------------------------------------------------------- the order
     def _draw(self) -> np.ndarray:
@@ -278,18 +308,10 @@ class PrivacyEngine:
         return idx
 
     def data_loader(self) -> DataLoader:
-        """A DataLoader over the engine's records in the engine's order: each item is
-        (x_batch, y_batch, indices); pass it to step() as it comes."""
-        data = TensorDataset(self.x, self.y, torch.arange(self.n, device=self.x.device))
-
-        def collate(items: List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]) -> Tuple[torch.Tensor, ...]:
-            if not items:  # an empty Poisson batch
-                empty = torch.zeros(0, dtype=torch.int64, device=self.x.device)
-                return self.x[empty], self.y[empty], empty
-            return (torch.stack([it[0] for it in items]), torch.stack([it[1] for it in items]),
-                    torch.stack([it[2] for it in items]))
-
-        return DataLoader(data, batch_sampler=self.sampler, collate_fn=collate)
+        """A DataLoader over the engine's records in the engine's order (engine.sampler, one
+        epoch per iteration): each item is (x_batch, y_batch, indices); pass it to step() as it
+        comes. Each batch is read with one indexing of the records (no per-record fetch)."""
+        return DataLoader(_Records(self.x, self.y), sampler=self.sampler, batch_size=None)
 
     def batches_per_epoch(self) -> int:
         """Steps per epoch of the engine's order (len(engine.sampler))."""

@@ -345,3 +345,24 @@ def test_softmax_and_squared_losses():
     c = e.certificate(DELTA)
     r = expected(9, lipschitz=L * (L * 1.0 + 1.0), smoothness=L * L, eta=1.98 / (L * L), diameter=2.0)
     assert c.certified and c.epsilon == r.best.epsilon
+
+
+def test_what_the_certificate_reads_is_fixed_at_construction():
+    e = engine()
+    for name, value in (("radius", None), ("batch_size", 32), ("lipschitz", 0.1), ("adjacency", "remove")):
+        with pytest.raises(AttributeError, match="PrivacyEngine.%s is fixed when the engine is made" % name):
+            setattr(e, name, value)
+
+
+def test_an_empty_poisson_batch_is_a_step():
+    x, y = data()
+    e = ht.PrivacyEngine(model(), x, y, loss="logistic", batch_size=1, sampling="poisson", noise_std=S,
+                         record_norm=L, radius=RADIUS)
+    for _ in range(2):
+        for batch in e.data_loader():
+            e.step(batch)
+    sizes = [entry.batch_size for entry in e.ledger]
+    assert len(sizes) == 2 * N and 0 in sizes and all(entry.drawn for entry in e.ledger)
+    c = e.certificate(DELTA)
+    r = expected(2 * N, batch_size=1, sampling="poisson", drop_last=None)
+    assert c.certified and c.epsilon == r.best.epsilon
