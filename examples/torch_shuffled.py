@@ -149,6 +149,8 @@ def main():
              best.note or best.citation))
     if cert.add_remove_epsilon is not None:
         print("the same run under %s: epsilon = %.6f" % (hsdp_torch.adjacency_name("remove"), cert.add_remove_epsilon))
+    elif cert.add_remove_reason:
+        print("the same run under %s: not derived (%s)" % (hsdp_torch.adjacency_name("remove"), cert.add_remove_reason))
     for r in report.analyses:
         if r.applicable and r.name.startswith("composition-pld"):
             print("the same run, every iterate published: epsilon = %.4f (%s, %s)"

@@ -86,6 +86,11 @@ class LedgerEntry:
     seconds: float
     problems: Tuple[str, ...] = ()  # why the ledger cannot vouch for this step
 
+    @property
+    def vouched(self) -> bool:
+        """True when the ledger vouches for this step (no problem recorded)."""
+        return not self.problems
+
 
 @dataclass(frozen=True)
 class Certificate:
@@ -94,8 +99,8 @@ class Certificate:
     certified: True when every step is vouched for and an analysis applies; epsilon at delta
     under `adjacency` (the best bound of hsdp.account on `run`, the run the ledger recorded);
     add_remove_epsilon: the same run under add/remove-one adjacency when adjacency is
-    replace-one (None where not derived). reason: why the certificate is refused (empty
-    otherwise)."""
+    replace-one (None where not derived; add_remove_reason says why). reason: why the
+    certificate is refused (empty otherwise)."""
     certified: bool
     reason: str
     delta: float
@@ -103,6 +108,7 @@ class Certificate:
     epsilon: Optional[float] = None
     analysis: Optional[str] = None
     add_remove_epsilon: Optional[float] = None
+    add_remove_reason: str = ""
     steps: int = 0
     randomness: str = ""
     run: Optional[hsdp.Run] = None
@@ -115,6 +121,8 @@ class Certificate:
             self.epsilon, self.delta, adjacency_name(self.adjacency), self.analysis, self.steps)
         if self.add_remove_epsilon is not None:
             text += "; epsilon = %.6f under %s" % (self.add_remove_epsilon, adjacency_name("remove"))
+        elif self.add_remove_reason:
+            text += "; under %s: not derived (%s)" % (adjacency_name("remove"), self.add_remove_reason)
         return text
 
     def to_dict(self) -> Dict[str, Any]:
@@ -122,7 +130,8 @@ class Certificate:
         import json
         return {"certified": self.certified, "reason": self.reason, "epsilon": self.epsilon, "delta": self.delta,
                 "adjacency": self.adjacency, "adjacency_name": adjacency_name(self.adjacency),
-                "analysis": self.analysis, "add_remove_epsilon": self.add_remove_epsilon, "steps": self.steps,
+                "analysis": self.analysis, "add_remove_epsilon": self.add_remove_epsilon,
+                "add_remove_reason": self.add_remove_reason, "steps": self.steps,
                 "randomness": self.randomness,
                 "report": json.loads(self.report.to_json()) if self.report is not None else None}
 
@@ -344,15 +353,14 @@ class PrivacyEngine:
             raise ValueError("step(batch): batch must be (x_batch, y_batch, indices) as engine.data_loader() yields it")
         xb, yb, ib = batch[0], batch[1], batch[2]
         idx = ib.detach().to("cpu").numpy().astype(np.int64).reshape(-1)
+        # Vouched: the batch the sampler drew as its k-th (drawing ahead, e.g. list(loader),
+        # changes nothing; a skipped, reused or foreign batch is caught here).
         drawn = False
         if k <= len(self._draws):
-            drawn = np.array_equal(idx, self._draws[k - 1]) and k == len(self._draws)
-            if not np.array_equal(idx, self._draws[k - 1]):
+            drawn = bool(np.array_equal(idx, self._draws[k - 1]))
+            if not drawn:
                 problems.append("step %d: its batch (%d records) is not the batch the engine's sampler drew for step "
                                 "%d (%d records)%s" % (k, len(idx), k, len(self._draws[k - 1]), self._which(idx, k)))
-            elif k != len(self._draws):
-                problems.append("step %d: the engine's sampler has drawn %d batches, so the batches of steps %d..%d "
-                                "were skipped or are used out of order" % (k, len(self._draws), k + 1, len(self._draws)))
         else:
             problems.append("step %d: the engine's sampler drew no batch for this step (a batch from another loader "
                             "or reused from an earlier step%s)" % (k, self._which(idx, k)))
@@ -423,7 +431,7 @@ class PrivacyEngine:
             if self.radius != first.radius:
                 problems.append("step %d: projection radius %s differs from step 1's %s" % (k, self.radius, first.radius))
         self._checksum = _checksum(self.parameters)
-        entry = LedgerEntry(step=k, indices=idx, drawn=drawn and not problems, batch_size=size, normaliser=norm,
+        entry = LedgerEntry(step=k, indices=idx, drawn=drawn, batch_size=size, normaliser=norm,
                             bound=bound, max_gradient_norm=max_norm, clipped=clipped, eta=self.eta,
                             noise_std=self.noise_std, radius=self.radius, checksum_before=before,
                             checksum_after=self._checksum, out_of_range=int(out_of_range),
@@ -517,6 +525,7 @@ class PrivacyEngine:
                 "no analysis certifies the run the ledger recorded (%s)" % reasons), **base)  # type: ignore[arg-type]
         return Certificate(certified=True, reason="", epsilon=best.epsilon, analysis=best.name,
                            add_remove_epsilon=report.add_remove_epsilon if self.adjacency == "replace" else None,
+                           add_remove_reason=report.add_remove_reason if self.adjacency == "replace" else "",
                            run=run, report=report, **base)  # type: ignore[arg-type]
 
     def get_epsilon(self, delta: float = 1e-5) -> float:

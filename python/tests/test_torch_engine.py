@@ -163,19 +163,22 @@ def test_shuffle_false():
 # 4. the same permutation every epoch: the reused batches are refused.
 def test_same_permutation_every_epoch():
     e = engine()
-    batches = list(e.data_loader())
+    batches = list(e.data_loader())  # drawn ahead: the first epoch's 9 steps are vouched for
     for _ in range(EPOCHS):
         for batch in batches:
             e.step(batch)
-    refused(e, "step 1: the engine's sampler has drawn 9 batches")
+    assert [entry.drawn for entry in e.ledger] == [True] * 9 + [False] * 18
+    refused(e, "step 10: the engine's sampler drew no batch for this step", "drawn for step 1, used again",
+            "(and 17 more)")
     e = engine()
     first = []
-    for batch in e.data_loader():
-        first.append(batch)
-        e.step(batch)
-    for batch in first:
-        e.step(batch)
-    refused(e, "step 10: the engine's sampler drew no batch for this step", "drawn for step 1, used again")
+    for epoch in range(EPOCHS):
+        for i, batch in enumerate(e.data_loader()):  # the engine draws a fresh permutation ...
+            if epoch == 0:
+                first.append(batch)
+            e.step(first[i])                         # ... the loop reuses the first
+    refused(e, "step 10: its batch (64 records) is not the batch the engine's sampler drew for step 10",
+            "drawn for step 1, used again")
 
 
 # 5. step size x3: certified at 3 eta; changed mid-run: refused.
