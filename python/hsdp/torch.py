@@ -243,6 +243,10 @@ class PrivacyEngine:
             raise ValueError("batch_size = %r: must be an integer in [1, n = %d]" % (batch_size, n))
         if not drop_last and sampling != "shuffle":
             raise ValueError("drop_last = False: only for sampling = 'shuffle'")
+        if loss == "logistic" and not bool(((y == 1) | (y == -1)).all()):
+            raise ValueError("y: loss = 'logistic' needs labels -1 and +1")
+        if loss == "softmax" and not bool(((y >= 0) & (y < k_out) & (y == torch.round(y.double()))).all()):
+            raise ValueError("y: loss = 'softmax' needs class labels 0..%d (out_features = %d)" % (k_out - 1, k_out))
         device = model.weight.device
         self.model = model
         self.loss = loss
@@ -378,22 +382,24 @@ class PrivacyEngine:
         norms = torch.linalg.norm(grads, dim=1) * aug_norm   # per-example gradient norms
         max_norm = float(norms.max()) if size else 0.0
         clipped = 0
-        bound = self.clip if self.clip is not None else float(self.lipschitz)  # type: ignore[arg-type]
+        # The bound the Run states: C when clipping can act, else L (clipping at C >= L must not
+        # let a gradient above L through: it is checked against L like an unclipped one).
+        bound = float(self.clip) if self.clipping_acts else float(self.lipschitz)  # type: ignore[arg-type]
         if self.loss == "squared" and size and float(yb.abs().max()) > self.label_bound:
             problems.append("step %d: a label of magnitude %.6g exceeds label_bound = %g" % (
                 k, float(yb.abs().max()), self.label_bound))
+        effective = norms
         if self.clip is not None:
-            scale = torch.clamp(self.clip / torch.clamp(norms, min=1e-300), max=1.0)
             clipped = int((norms > self.clip).sum())
-        else:
-            if max_norm > bound * (1.0 + _ROUNDING):
-                worst = int(torch.argmax(norms))
-                problems.append("step %d: record %d's gradient norm %.6g exceeds the stated bound L = %.6g "
-                                "(record_norm = %g): scale the records to the bound or clip (clip=C)"
-                                % (k, int(idx[worst]) if worst < len(idx) else worst, max_norm, bound,
-                                   self.record_norm))
-            # Norms above L by rounding only are scaled onto it, so that the bound holds exactly.
-            scale = torch.clamp(bound / torch.clamp(norms, min=1e-300), max=1.0)
+            effective = torch.clamp(norms, max=self.clip)
+        if not self.clipping_acts and size and float(effective.max()) > bound * (1.0 + _ROUNDING):
+            worst = int(torch.argmax(effective))
+            problems.append("step %d: record %d's gradient norm %.6g exceeds the stated bound L = %.6g "
+                            "(record_norm = %g): scale the records to the bound or clip (clip=C < L)"
+                            % (k, int(idx[worst]) if worst < len(idx) else worst, float(effective.max()), bound,
+                               self.record_norm))
+        # Clipping, and norms above L by rounding only scaled onto it, so that the bound holds exactly.
+        scale = torch.clamp(bound / torch.clamp(norms, min=1e-300), max=1.0)
         g = grads * scale[:, None]
         norm = self._normaliser(size)
         with torch.no_grad():

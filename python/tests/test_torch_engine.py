@@ -369,3 +369,18 @@ def test_an_empty_poisson_batch_is_a_step():
     c = e.certificate(DELTA)
     r = expected(2 * N, batch_size=1, sampling="poisson", drop_last=None)
     assert c.certified and c.epsilon == r.best.epsilon
+
+
+def test_clipping_that_cannot_act_still_enforces_the_bound():
+    # clip = 10 >= L: the run is certified with L, so a gradient between L and C is refused
+    e = train(engine(scaled=False, clip=10.0), epochs=1)
+    assert not e.clipping_acts
+    refused(e, "exceeds the stated bound L = 1.41421")
+    e = train(engine(clip=10.0))
+    certified(e, 27)
+
+
+def test_labels_are_checked():
+    x, y = data()
+    with pytest.raises(ValueError, match="needs labels -1 and \\+1"):
+        ht.PrivacyEngine(model(), x, (y > 0).double(), loss="logistic", batch_size=B, noise_std=S, record_norm=L)
