@@ -118,7 +118,7 @@ class Certificate:
         if not self.certified:
             return "no certificate (%s): %s" % (adjacency_name(self.adjacency), self.reason)
         text = "epsilon = %.6f at delta = %g under %s (%s; %d engine steps, from the ledger)" % (
-            self.epsilon, self.delta, adjacency_name(self.adjacency), self.analysis, self.steps)
+            float(self.epsilon or 0.0), self.delta, adjacency_name(self.adjacency), self.analysis, self.steps)
         if self.add_remove_epsilon is not None:
             text += "; epsilon = %.6f under %s" % (self.add_remove_epsilon, adjacency_name("remove"))
         elif self.add_remove_reason:
@@ -395,7 +395,7 @@ class PrivacyEngine:
         if not self.clipping_acts and size and float(effective.max()) > bound * (1.0 + _ROUNDING):
             worst = int(torch.argmax(effective))
             problems.append("step %d: record %d's gradient norm %.6g exceeds the stated bound L = %.6g "
-                            "(record_norm = %g): scale the records to the bound or clip (clip=C < L)"
+                            "(record_norm = %s): scale the records to the bound or clip (clip=C < L)"
                             % (k, int(idx[worst]) if worst < len(idx) else worst, float(effective.max()), bound,
                                self.record_norm))
         # Clipping, and norms above L by rounding only scaled onto it, so that the bound holds exactly.
