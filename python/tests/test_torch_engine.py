@@ -384,3 +384,9 @@ def test_labels_are_checked():
     x, y = data()
     with pytest.raises(ValueError, match="needs labels -1 and \\+1"):
         ht.PrivacyEngine(model(), x, (y > 0).double(), loss="logistic", batch_size=B, noise_std=S, record_norm=L)
+
+
+def test_fixed_size_batches():
+    e = train(engine(sampling="fixed"), epochs=1)
+    assert all(entry.batch_size == B and len(set(entry.indices)) == B for entry in e.ledger)
+    certified(e, 9, sampling="fixed", drop_last=None)
