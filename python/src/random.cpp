@@ -54,11 +54,9 @@ void bind_random(py::module_& m) {
       "order and noise from. Generator() is keyed from operating-system entropy (for a model you "
       "release); Generator(seed=S) from a seed (reproducible: seeded, for experiments, not for release).")
       .def(py::init([](const std::optional<py::int_>& seed) {
-             auto g = std::make_shared<PyGenerator>(PyGenerator{random::Csprng::from_entropy(), std::nullopt, {}, 0.0});
-             if (const auto s = unsigned_keyword("seed", seed)) {
-               g = std::make_shared<PyGenerator>(PyGenerator{random::Csprng::from_seed(*s), s, {}, 0.0});
-             }
-             return g;
+             const auto s = unsigned_keyword("seed", seed);
+             return std::make_shared<PyGenerator>(
+                 PyGenerator{s ? random::Csprng::from_seed(*s) : random::Csprng::from_entropy(), s, {}, 0.0});
            }),
            py::kw_only(), py::arg("seed") = py::none(),
            "A generator keyed from operating-system entropy, or from seed (0 .. 2**64 - 1; for experiments).")
