@@ -120,6 +120,8 @@ RETURNS = {
     ("TrainResult", "test_evaluation"): "Optional[Dict[str, Any]]",
     ("TrainResult", "user_level"): "Optional[Dict[str, Any]]",
     ("", "audit_mia"): "Dict[str, Any]",
+    ("", "grid_charges"): "Tuple[float, float, float]",
+    ("Generator", "add_grid_noise"): "Tuple[npt.NDArray[Any], int]",
 }
 # Every to_dict() returns the JSON document as a dict.
 DICT_METHODS = {"to_dict"}

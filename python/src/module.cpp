@@ -190,6 +190,7 @@ PYBIND11_MODULE(_hsdp, m) {
   bind_train(m);
   bind_audit(m);
   bind_compare(m);
+  bind_random(m);
   // Last: every function exists now (python/src/signatures.cpp).
   install_signatures(m);
 }

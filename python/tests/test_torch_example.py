@@ -1,8 +1,9 @@
-"""examples/torch_shuffled.py: a PyTorch loop with DataLoader(shuffle=True), certified by hsdp.
+"""examples/torch_shuffled.py: a PyTorch loop on hsdp.torch's privacy engine, certified from its ledger.
 
 The example runs on a small subset; the test checks that the certificate is for exactly the
 run the loop performed (records, steps, batch size, shuffled order read once per epoch, noise,
-step size, domain) and that the same run stated to `hsdp account` gives the same report.
+step size, domain, the grid noise's charges) and that the same run stated to `hsdp account`
+gives the same report.
 CI installs python3-torch and sets HSDP_REQUIRE_TORCH=1, so a missing torch fails there."""
 
 import json
@@ -33,13 +34,15 @@ def run_example(tmp_path, *flags):
     return json.loads(out.read_text())
 
 
-def same_run_on_the_command(loop):
+def same_run_on_the_command(loop, run):
+    grid = run["noise_grid"]  # the engine's grid noise, charged as hsdp train charges it
     args = ["account", "--n", loop["n"], "--steps", loop["steps"], "--batch-size", 64, "--sampling", "shuffle",
             "--drop-last", "true" if loop["drop_last"] else "false",
             "--order-known", "true" if loop["order_known"] else "false",
             "--eta", loop["eta"], "--noise-std", repr(loop["noise_std"]), "--lipschitz", repr(2 ** 0.5),
             "--smoothness", 0.5, "--diameter", 2 * loop["radius"], "--dimension", loop["parameters"],
-            "--release", "last", "--delta", 1e-5]
+            "--release", "last", "--delta", 1e-5, "--grid-slack", repr(grid["slack"]),
+            "--grid-epsilon", repr(grid["epsilon"]), "--grid-log-beta", repr(grid["log_beta"])]
     return cli_json(*args)[1]
 
 
@@ -69,7 +72,14 @@ def test_certificate_is_for_the_loop_that_ran(tmp_path):
     assert doc["calibration"]["achieved"]["epsilon"] <= 1.0
     assert 0.5 < doc["test_accuracy"] <= 1.0
     # The same run stated to the command gives the same report.
-    assert same_run_on_the_command(loop)["best"] == best
+    assert same_run_on_the_command(loop, run)["best"] == best
+    # The certificate came from the engine's ledger and names its adjacency.
+    cert = doc["certificate"]
+    assert cert["certified"] and cert["epsilon"] == best["epsilon"] and cert["steps"] == 27
+    assert cert["adjacency"] == "replace" and cert["adjacency_name"].startswith("replace-one")
+    assert loop["seeded"] and loop["randomness"].startswith("seeded: for experiments, not for release")
+    # The same seed: the same order and noise (reproducible, for experiments).
+    assert run_example(tmp_path, "--seed", "1")["test_accuracy"] == doc["test_accuracy"]
 
 
 def test_pytorch_default_keeps_the_partial_last_batch(tmp_path):
@@ -98,4 +108,5 @@ def test_pytorch_default_keeps_the_partial_last_batch(tmp_path):
          % (loop["eta"], 2 ** 0.5, 2 * loop["radius"], loop["parameters"])],
         capture_output=True, text=True, env=dict(os.environ), timeout=300).stdout)
     assert loop["noise_std"] > dropped
-    assert same_run_on_the_command(loop)["best"] == report["best"]
+    assert same_run_on_the_command(loop, run)["best"] == report["best"]
+    assert not loop["seeded"] and loop["randomness"].startswith("ChaCha20 keyed from operating-system entropy")

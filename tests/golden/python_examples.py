@@ -69,6 +69,52 @@ scores = cross_val_score(LogisticRegression(feature_ranges=str(ranges / "breast_
                          X, y, cv=5)
 print(scores.round(4), scores.mean())
 
+# docs/python.md, "hsdp.torch: a privacy engine" and "Coming from Opacus": the certificates of
+# the eleven loop changes that certify (they depend on the ledger's shape, not on the draws) and
+# the noise multipliers of the Opacus mapping
+import math  # noqa: E402
+from typing import Any, Dict, List, Tuple  # noqa: E402
+import torch  # noqa: E402
+import hsdp.torch as ht  # noqa: E402
+
+
+def torch_engine(scaled: bool = True, **kw: Any) -> ht.PrivacyEngine:
+    g = torch.Generator().manual_seed(5)
+    xt = torch.randn(600, 20, dtype=torch.float64, generator=g) * 3.0
+    if scaled:
+        xt = xt / torch.clamp(torch.linalg.norm(xt, dim=1, keepdim=True), min=1.0)
+    yt = torch.where(xt[:, 0] + 0.3 * xt[:, 1] > 0, 1.0, -1.0).double()
+    m = torch.nn.Linear(20, 1).double()
+    torch.nn.init.zeros_(m.weight)
+    torch.nn.init.zeros_(m.bias)
+    options: Dict[str, Any] = dict(loss="logistic", batch_size=64, noise_std=0.6204521327, record_norm=math.sqrt(2),
+                         radius=100.0)
+    options.update(kw)
+    e = ht.PrivacyEngine(m, xt, yt, **options)
+    for _ in range(3):
+        for batch in e.data_loader():
+            e.step(batch)
+    return e
+
+
+changes: List[Tuple[str, Dict[str, Any]]] = [("none", {}), ("half the noise", dict(noise_std=0.6204521327 / 2)),
+                   ("shuffle=False as cyclic", dict(sampling="cyclic")), ("step size x3", dict(eta=3 * 1.98 / 0.5)),
+                   ("gradient sum", dict(reduction="sum")), ("no projection", dict(radius=None)),
+                   ("batch size 32", dict(batch_size=32)), ("drop_last=False", dict(drop_last=False)),
+                   ("clip instead of scaling", dict(scaled=False, record_norm=None, clip=math.sqrt(2), eta=3.96))]
+for change, kw in changes:
+    print(change, "|", torch_engine(**kw).certificate(1e-5))
+print(torch_engine(seed=7).certificate(1e-5, experiment=True))
+print(torch_engine(noise_std=0.0).certificate(1e-5))
+gx = torch.Generator().manual_seed(0)
+x60 = torch.randn(60000, 10, dtype=torch.float64, generator=gx)
+y60 = torch.where(x60[:, 0] > 0, 1.0, -1.0).double()
+for adjacency in ("remove", "replace"):
+    dpsgd = ht.make_private_with_epsilon(torch.nn.Linear(10, 1).double(), x60, y60, loss="logistic", batch_size=256,
+                                         target_epsilon=1.0, target_delta=1e-5, epochs=60, clip=1.0, eta=0.5,
+                                         sampling="poisson", release="every", adjacency=adjacency)
+    print(adjacency, dpsgd.steps_for(60), dpsgd.noise_std, dpsgd.noise_std * 256 / 0.5)
+
 # examples/python_tour.py (two training targets: HSDP_TOUR_QUICK)
 os.environ["HSDP_TOUR_QUICK"] = "1"
 tour = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python_tour.py"
