@@ -156,7 +156,12 @@ CompositionParams composition_params(const Run& run) {
   auto z_at = [&](std::int64_t t) {
     const double s = run.noise_std.at(t);
     const double extra = run.grid ? run.grid->slack * s * b : 0.0;
-    return s * b / (run.eta.at(t) * p.clip + extra);
+    const double z = s * b / (run.eta.at(t) * p.clip + extra);
+    // A noise so large that z overflows: rounding z up to inf would report mu = 0, below the
+    // run's (tiny but positive) loss; no number (Analysis::evaluate: "not applicable").
+    if (!std::isfinite(z))
+      fail("noise_multiplier", z, "finite: noise std x batch / (eta x clip) overflows a double");
+    return z;
   };
   if (run.eta.is_constant() && run.noise_std.is_constant()) {
     p.z_counts[z_at(1)] = run.steps;
