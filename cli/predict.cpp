@@ -32,6 +32,7 @@ int run_predict(const Options& o) {
     fail(opt("output"), "(missing)", "a file for the predictions with --no-labels (there is nothing else to report)");
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
+  if (const auto warning = train::release_warning(doc, o.model_file)) std::cerr << *warning << "\n";
   train::DataSpec spec;
   spec.data = o.data;
   spec.format = o.format;

@@ -43,7 +43,9 @@ train::TrainSpec train_flags(const std::string& model, const std::string& algori
                             std::optional<double> epochs, std::optional<double> eta,
                             std::optional<std::string> eta_schedule, const std::string& noise,
                             std::optional<double> sigma, std::optional<double> noise_std,
-                            std::optional<std::string> release, std::optional<double> clip) {
+                            std::optional<std::string> release, std::optional<double> clip,
+                            std::optional<bool> drop_last, std::optional<bool> order_known,
+                            std::optional<std::string> adjacency) {
   train::TrainSpec f;
   f.model = model;
   f.algorithm = algorithm;
@@ -65,6 +67,13 @@ train::TrainSpec train_flags(const std::string& model, const std::string& algori
   f.noise_std = noise_std;
   f.release = std::move(release);
   f.clip = clip;
+  auto word = [](std::optional<bool> v) -> std::optional<std::string> {
+    if (!v) return std::nullopt;
+    return std::string(*v ? "true" : "false");
+  };
+  f.drop_last = word(drop_last);
+  f.order_known = word(order_known);
+  f.adjacency = std::move(adjacency);
   return f;
 }
 
@@ -88,14 +97,15 @@ PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsA
                              std::optional<double> sigma, std::optional<double> noise_std,
                              std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
                              std::optional<std::string> release, std::optional<double> clip,
-                             std::optional<py::int_> seed, std::optional<std::string> positive,
+                             std::optional<bool> drop_last, std::optional<bool> order_known,
+                             std::optional<std::string> adjacency, std::optional<py::int_> seed, std::optional<std::string> positive,
                              std::vector<double> feature_scale, std::optional<Ranges> feature_ranges,
                              std::optional<Users> users, const std::string& feature_storage,
                              std::optional<std::string> output) {
   train::TrainRequest request;
   request.run = train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
                             std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise,
-                            sigma, noise_std, std::move(release), clip);
+                            sigma, noise_std, std::move(release), clip, drop_last, order_known, std::move(adjacency));
   request.epsilon = epsilon;
   request.delta = delta;
   request.no_noise = no_noise;
@@ -169,7 +179,9 @@ py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const st
                               const std::string& noise, std::optional<double> sigma,
                               std::optional<double> noise_std, std::optional<double> epsilon, double delta,
                               std::optional<std::string> release,
-                              std::optional<double> clip, std::optional<std::string> positive,
+                              std::optional<double> clip, std::optional<bool> drop_last,
+                              std::optional<bool> order_known, std::optional<std::string> adjacency,
+                              std::optional<std::string> positive,
                               std::vector<double> feature_scale, std::int64_t trials, double confidence,
                               std::optional<py::int_> seed, std::optional<std::int64_t> canary_index,
                               int threads) {
@@ -178,7 +190,7 @@ py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const st
   static_cast<train::TrainSpec&>(request) =
       train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
                   std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
-                  noise_std, std::move(release), clip);
+                  noise_std, std::move(release), clip, drop_last, order_known, std::move(adjacency));
   request.epsilon = epsilon;
   request.delta = delta;
   request.confidence = confidence;
@@ -205,6 +217,7 @@ std::string keyword_of(const train::TrainField& f) {
 }
 
 const char* python_type(const train::TrainField& f) {
+  if (f.choices == "true|false") return "bool";  // stated as True / False in Python
   switch (f.type) {
     case train::TrainField::Type::switch_: return "bool";
     case train::TrainField::Type::integer: return "int";
@@ -222,7 +235,8 @@ std::string train_keywords_doc() {
     const bool bias = f.name == "no_bias";
     std::string head = fmt::format("{} ({}", keyword_of(f), python_type(f));
     if (bias) head += ", default True";
-    else if (f.type == train::TrainField::Type::word && f.has_default()) head += fmt::format(", default \"{}\"", f.default_text());
+    else if (f.type == train::TrainField::Type::word && f.has_default() && f.choices != "true|false")
+      head += fmt::format(", default \"{}\"", f.default_text());
     else if (f.has_default()) head += ", default " + f.default_text();
     if (f.type != train::TrainField::Type::word && !f.allowed().empty()) head += ", " + f.allowed();
     head += ")";
@@ -422,7 +436,8 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
         py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(), py::arg("noise") = "gaussian",
         py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
         py::arg("delta") = py::none(), py::arg("no_noise") = false, py::arg("release") = py::none(),
-        py::arg("clip") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
+        py::arg("clip") = py::none(), py::arg("drop_last") = py::none(), py::arg("order_known") = py::none(),
+        py::arg("adjacency") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
         py::arg("feature_scale") = std::vector<double>{}, py::arg("feature_ranges") = py::none(),
         py::arg("users") = py::none(), py::arg("feature_storage") = "auto", py::arg("output") = py::none(),
         train_doc.c_str());
@@ -435,6 +450,7 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
         py::arg("epochs") = py::none(), py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(),
         py::arg("noise") = "gaussian", py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(),
         py::arg("epsilon") = py::none(), py::arg("delta") = 1e-5, py::arg("release") = py::none(), py::arg("clip") = py::none(),
+        py::arg("drop_last") = py::none(), py::arg("order_known") = py::none(), py::arg("adjacency") = py::none(),
         py::arg("positive") = py::none(), py::arg("feature_scale") = std::vector<double>{},
         py::arg("trials") = 200, py::arg("confidence") = 0.95, py::arg("seed") = py::none(),
         py::arg("canary_index") = py::none(), py::arg("threads") = 0,

@@ -57,6 +57,12 @@ def write(tmp, name, data):
 
 # (name, call(tmp_path), expected exception, substrings of the message)
 CASES = [
+    # the batch order: a partial last batch only for shuffled batches; booleans only
+    ("drop_last_cyclic", lambda t: train(sampling="cyclic", drop_last=False), ValueError,
+     ["drop_last", "false", "sampling='shuffle'"]),
+    ("drop_last_text", lambda t: train(sampling="shuffle", drop_last="no"), TypeError, ["drop_last"]),
+    ("order_known_text", lambda t: hsdp.Run(n=10, eta=0.1, noise_std=1, order_known="yes"), TypeError,
+     ["order_known", "bool"]),
     # arrays
     ("X_strings", lambda t: train(np.array([["a", "b", "c"]] * 40)), ValueError, ["X", "dtype"]),
     ("X_complex", lambda t: train(X + 1j), ValueError, ["X", "complex"]),

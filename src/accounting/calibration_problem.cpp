@@ -28,6 +28,9 @@ CalibrationProblem calibration_problem(RunSpec f, std::string_view for_parameter
   p.delta = require_open(opt("delta"), delta, 0.0, 1.0);
   p.options.eta_shape = parse_name<ScheduleShape>(f.eta_schedule.value_or("constant"), opt("eta_schedule"));
   p.options.max_steps = require_range(opt("max_steps"), max_steps, 1, std::int64_t{1} << 53);
+  // A replace-one statement is answered under add/remove-one too (the adjacency of Opacus and
+  // dp_accounting), beside it.
+  p.options.with_add_remove = true;
 
   NoiseParameter noise;
   if (p.which == CalibrationParameter::noise) {

@@ -155,6 +155,7 @@ Plan start(const PlanProblem& p) {
   out.setting = p.setting;
   out.target_epsilon = p.epsilon;
   out.target_delta = p.delta;
+  out.target_adjacency = p.adjacency;
   return out;
 }
 
@@ -741,7 +742,8 @@ Plan plan(const PlanProblem& problem) {
 nlohmann::json to_json(const Plan& p) {
   nlohmann::json j;
   j["setting"] = to_string(p.setting);
-  j["target"] = {{"epsilon", p.target_epsilon}, {"delta", p.target_delta}};
+  j["target"] = {{"epsilon", p.target_epsilon}, {"delta", p.target_delta},
+                 {"adjacency", to_string(p.target_adjacency)}};
   j["feasible"] = p.feasible;
   if (!p.feasible) {
     j["reason"] = p.reason;
@@ -777,8 +779,9 @@ nlohmann::json to_json(const Plan& p) {
 }
 
 std::string to_text(const Plan& p) {
-  std::string out = fmt::format("plan: setting={} target epsilon={} delta={}\n",
-                                to_string(p.setting), show(p.target_epsilon), show(p.target_delta));
+  std::string out = fmt::format("plan: setting={} target epsilon={} delta={} ({})\n",
+                                to_string(p.setting), show(p.target_epsilon), show(p.target_delta),
+                                p.target_adjacency == Adjacency::remove ? "add/remove-one" : "replace-one");
   if (!p.feasible) return out + "infeasible: " + p.reason + "\n";
   const Run& r = p.run;
   out += fmt::format(
@@ -811,6 +814,11 @@ void check_plan_request(const PlanProblem& p) {
   if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance))
     fail(fmt::format("{}/{}", error_field("gradient_bound"), error_field("gradient_variance")),
          "(given)", fmt::format("used with {} only", error_field("setting", "federated")));
+  if (p.adjacency != Adjacency::replace && p.setting != PlanSetting::noisy_sgd)
+    fail(opt("adjacency"), to_string(p.adjacency),
+         fmt::format("replace with {} (its analyses are stated for replace-one neighbours; add/remove-one is "
+                     "planned for {})",
+                     error_field("setting", to_string(p.setting)), error_field("setting", "noisy-sgd")));
   if (p.setting != PlanSetting::federated && p.setting != PlanSetting::noisy_sgd && p.batch_size)
     fail(opt("batch_size"), static_cast<double>(*p.batch_size),
          fmt::format("used with {} or {} only", error_field("setting", "federated"),

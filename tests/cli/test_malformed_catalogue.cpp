@@ -235,7 +235,7 @@ std::vector<Case> reported() {
       // Extreme but valid: the analyses whose sigma would overflow say so (not applicable), the
       // others report; no error naming an internal parameter ("sigma = inf").
       {"noise_std_1e308_eta", "train --data good.csv --model logistic --noise-std 1e308 --eta 1e10",
-       {"privacy report of the run performed", "outside the range this analysis computes in"}, nullptr, 0},
+       {"privacy report of the run performed", "no charge is derived for this run"}, nullptr, 0},
       {"feature_scale_nan", train_args("--feature-scale nan"), {"--feature-scale", "nan"}},
       {"feature_scale_inf_second", train_args("--feature-scale 1,inf,1"), {"--feature-scale", "inf"}},
       {"classes_absent", train_args("--classes 7 8"), {"--classes", "7"}},
@@ -592,6 +592,10 @@ std::vector<Case> run_flag_cases() {
       a("index_beyond_n", "--example --index 101", {"--index", "101"}),
       a("release_bogus", "--example --release bogus", {"--release", "bogus"}),
       a("adjacency_bogus", "--example --adjacency bogus", {"--adjacency", "bogus"}),
+      a("drop_last_bogus", "--example --sampling shuffle --drop-last maybe", {"--drop-last", "maybe", "true or false"}),
+      a("drop_last_empty", "--example --sampling shuffle --drop-last ''", {"--drop-last", "true or false"}),
+      a("drop_last_cyclic", "--example --drop-last false", {"--drop-last", "false", "--sampling shuffle"}),
+      a("order_known_bogus", "--example --order-known 1", {"--order-known", "1", "true or false"}),
       a("pld_interval_zero", "--example --pld-interval 0", {"--pld-interval", "0"}),
       a("pld_cells_huge", "--example --pld-cells 1e9", {"--pld-cells"}),
       a("delta_zero", "--example --delta 0", {"--delta", "0"}),
