@@ -5,14 +5,14 @@
 #                                  of every process the command started); returns its status
 #   stage_report [NAME SHARE]...   prints the stages' times (a stage run twice is summed) and,
 #                                  for each NAME given, checks the stage against SHARE seconds
-#                                  of the budget; returns 1 when a stage certainly passed its
-#                                  share (see below)
+#                                  of the budget; only warns (returns 0)
 #
 # The check, on a machine shared with other builds: a stage's wall time depends on the load,
 # its CPU time much less. With `cores` cores, a stage that used C CPU seconds needs at least
 # C / cores seconds even on an idle machine; when that passes its share the stage is over
-# budget whatever the load: FAILED. When only the wall time passes the share, the machine may
-# have been busy: a loud WARNING, and the load average is printed with it.
+# budget whatever the load: "WARNING: over its share even on idle cores". When only the wall
+# time passes the share, the machine may have been busy: a WARNING with the load average.
+# Both only warn (README.md, CI): a noisy shared machine must not fail CI on timing.
 HSDP_STAGE_LOG=${HSDP_STAGE_LOG:-}
 
 _stage_cpu() {  # CPU seconds of the finished children of this shell, from `times` in $1
@@ -58,7 +58,7 @@ stage_report() {
       for (i = 1; i <= n; ++i) {
         k = order[i]; check = "ok"
         if (k in share) {
-          if (cpu[k] / cores > share[k]) { check = "FAILED: over its share even on idle cores"; bad = 1 }
+          if (cpu[k] / cores > share[k]) { check = "WARNING: over its share even on idle cores"; bad = 1 }
           else if (wall[k] > share[k]) check = "WARNING: wall time over its share (busy machine?)"
         } else check = "(no share)"
         if (failed[k]) check = check " [stage exited non-zero]"
@@ -67,13 +67,13 @@ stage_report() {
       }
       check = "ok"
       if (budget > 0) {
-        if (tc / cores > budget) { check = "FAILED: over the budget even on idle cores"; bad = 1 }
+        if (tc / cores > budget) { check = "WARNING: over the budget even on idle cores"; bad = 1 }
         else if (tw > budget) check = "WARNING: wall time over the budget (busy machine?)"
       }
       printf "  %-16s %8.0f %8.0f %8s  %s\n", "total", tw, tc, (budget > 0 ? budget : "-"), check
       for (i = 1; i <= n; ++i) { k = order[i]; if ((k in share) && wall[k] > share[k]) warned = 1 }
       if (warned || (budget > 0 && tw > budget)) printf "\n!!! WARNING: a CI stage took longer than its share of the budget (README.md, CI) !!!\n"
-      if (bad) printf "\n!!! FAILED: a CI stage needs more CPU than its share allows on %d cores (README.md, CI) !!!\n", cores
-      exit bad
+      if (bad) printf "\n!!! WARNING: a CI stage needs more CPU than its share allows on %d cores (README.md, CI) !!!\n", cores
+      exit 0
     }' "$HSDP_STAGE_LOG"
 }
