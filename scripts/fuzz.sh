@@ -19,17 +19,34 @@ mkdir -p "$out/obj"
 # keeps the fuzz build independent of the CMake trees (and of the rest of the library).
 common=(-std=c++20 -g -O1 -fno-omit-frame-pointer -I"$root/include" -I"$root/src")
 sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+# The objects are compiled once for the three targets, and everything is built on every core
+# (at most `nproc` compilers at a time; the first failure stops the script).
+jobs=$(nproc)
+running=0
+spawn() {
+  if ((running >= jobs)); then wait -n; running=$((running - 1)); fi
+  "$@" &
+  running=$((running + 1))
+}
+drain() {
+  while ((running > 0)); do wait -n; running=$((running - 1)); done
+}
 objects=()
 for src in "$root"/src/errors.cpp "$root"/src/data/*.cpp; do
   obj=$out/obj/$(basename "${src%.cpp}").o
-  "$cxx" "${common[@]}" "${sanitize[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+  spawn "$cxx" "${common[@]}" "${sanitize[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
   objects+=("$obj")
 done
+drain
+targets=(csv libsvm idx)
+for target in "${targets[@]}"; do
+  spawn "$cxx" "${common[@]}" "${sanitize[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_$target.cpp" \
+    "${objects[@]}" -lfmt -lz -o "$out/fuzz_$target"
+done
+drain
 
 status=0
-for target in csv libsvm idx; do
-  "$cxx" "${common[@]}" "${sanitize[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_$target.cpp" \
-    "${objects[@]}" -lfmt -lz -o "$out/fuzz_$target"
+for target in "${targets[@]}"; do
   # The first corpus directory receives new interesting inputs; the seeds stay untouched.
   mkdir -p "$out/corpus-$target"
   echo "== fuzz_$target: $seconds s"

@@ -1,6 +1,6 @@
 // FFTs of a fixed length with their buffers and plans: the set-up every FFTW user of the
 // library needs, in one place -- a real-to-complex pair (RealFft: src/audit/convolution.cpp)
-// and an out-of-place complex pair (ComplexFft: src/divergence/pld.cpp). Planning and
+// and an out-of-place complex pair (ComplexFft: src/divergence/pld_compose.cpp). Planning and
 // destruction take the shared planner lock (fftw_planner.hpp); executing distinct objects on
 // distinct threads is safe.
 #pragma once

@@ -181,7 +181,7 @@ class PrivacyLoss {
   static PrivacyLoss from_grid(double interval, std::int64_t offset, std::vector<double> pmf,
                                double inf_mass, double slack, double rel_slack, double shift,
                                std::function<double(double)> rdp);
-  friend struct Composer;  // the FFT composition (pld.cpp)
+  friend struct Composer;  // the FFT composition (pld_compose.cpp)
   friend class Pld;
   // Both orders of the subsampled pair (mixture_vs_gaussian, gaussian_vs_mixture) from one
   // discretisation: connect-the-dots keeps each cell's P- and Q-mass, so the law of the
