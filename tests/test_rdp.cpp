@@ -182,6 +182,22 @@ TEST(SampledGaussian, HugeOrders) {
   EXPECT_TRUE(std::isinf(hsdp::div::s_alpha(INFINITY, 0.01, 3.0)));
 }
 
+// A noise so large that (alpha^2 - alpha) / (2 sigma^2) <= 1e-6: the integer-order sum is
+// replaced by its O(1) upper bound e^x q^2 x, within a factor 1 + 2e-6 of the sum on either side
+// of the switch (sigma such that x = 1e-6 (1 +- 1e-3)), and never below it.
+TEST(SampledGaussian, HugeNoiseIntegerOrdersInClosedForm) {
+  for (const double alpha : {2.0, 100.0, 5000.0})
+    for (const double q : {1e-4, 0.01, 0.5}) {
+      const double sigma_at = std::sqrt((alpha * alpha - alpha) / 2e-6);
+      const double sum = hsdp::div::s_alpha(alpha, q, sigma_at * (1 - 1e-3));    // x just above 1e-6
+      const double bound = hsdp::div::s_alpha(alpha, q, sigma_at * (1 + 1e-3));  // x just below
+      // D_alpha scales as 1/sigma^2 there: compare at the same sigma.
+      const double scaled = bound * std::pow((1 + 1e-3) / (1 - 1e-3), 2);
+      EXPECT_GE(scaled, sum * (1 - 1e-9)) << alpha << " " << q;
+      EXPECT_LE(scaled, sum * (1 + 1e-5)) << alpha << " " << q;
+    }
+}
+
 // Upper bounds that are not exact dominate the exact add/remove value they relax.
 TEST(SampledGaussian, BoundsDominateWhereTheyMust) {
   for (double q : {1e-3, 0.05, 0.5})

@@ -107,6 +107,11 @@ std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
   if (gaussian) {
     const double c = gaussian_sensitivity(p);
     for (const auto& [z, count] : z_counts) mu2 += static_cast<double>(count) * (c / z) * (c / z);
+    // A noise so large that mu^2 = T (c/z)^2 underflows: no number this analysis can compute
+    // with (Analysis::evaluate says "not applicable" and why), never an empty mechanism.
+    if (!(mu2 > 0))
+      fail("noise_multiplier", z_counts.begin()->first,
+           fmt::format("such that the composed privacy loss mu^2 = T ({} / z)^2 is a positive double", show(c)));
     key += fmt::format(" gaussian {:a}", mu2);
   } else {
     for (const auto& [z, count] : z_counts) key += fmt::format(" {:a}x{}", z, count);

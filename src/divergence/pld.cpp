@@ -1883,6 +1883,11 @@ Pld compose_steps_automatic(std::span<const PldSteps> steps, const PldOptions& o
 
 Pld compose_steps(std::span<const PldSteps> steps, const PldOptions& options) {
   validate(options);
+  // A step is an exact Gaussian (gaussian > 0) or a mechanism; a Gaussian whose mu is not a
+  // positive number (mu^2 underflowed under a huge noise) is neither, and must not be called.
+  for (const auto& step : steps)
+    if (!step.mechanism && !(step.gaussian > 0))
+      fail("gaussian", step.gaussian, "> 0: the privacy loss of a Gaussian step (sensitivity / std), or a mechanism");
   return options.fixed_interval ? compose_steps_fixed(steps, options)
                                 : compose_steps_automatic(steps, options);
 }
