@@ -16,6 +16,8 @@
 #include <random>
 
 #include "hsdp/data/readers.hpp"
+#include "hsdp/random/csprng.hpp"
+#include "hsdp/random/samplers.hpp"
 #include "hsdp/train/model.hpp"
 #include "train/sampler.hpp"
 
@@ -126,8 +128,11 @@ void poisson_step(benchmark::State& state, const data::Dataset& ds, std::int64_t
   LinearModel m = logistic_model(ds.d);
   std::vector<double> grad(m.parameters());
   std::vector<std::int64_t> batch;
-  std::mt19937_64 rng(1);
-  std::normal_distribution<double> noise;
+  // The trainer's randomness: the ChaCha20 CSPRNG, exact Poisson skips, and Gaussian noise of
+  // std 0.01 on its power-of-two grid (exact discrete Gaussian, docs/security.md).
+  random::Csprng rng = random::Csprng::from_seed(1);
+  const random::GridNoise noise(random::Law::gaussian, 0.01);
+  std::uint64_t out_of_range = 0;
   BatchSampler sampler(Sampling::poisson, static_cast<std::int64_t>(ds.n), b, rng);
   const Constraint ball{ConstraintKind::ball, 10.0};
   std::int64_t t = 0, examples = 0;
@@ -137,12 +142,13 @@ void poisson_step(benchmark::State& state, const data::Dataset& ds, std::int64_t
     std::fill(grad.begin(), grad.end(), 0.0);
     batch_gradient_sum(m, ds, batch, 0.0, grad);
     for (std::size_t j = 0; j < grad.size(); ++j)
-      m.theta[j] -= 0.1 * (grad[j] / static_cast<double>(b)) + 0.01 * noise(rng);
+      m.theta[j] = noise.add(rng, m.theta[j] - 0.1 * (grad[j] / static_cast<double>(b)), out_of_range);
     ball.project(m.theta);
     examples += static_cast<std::int64_t>(batch.size());
   }
   state.SetItemsProcessed(examples);
   state.counters["n"] = static_cast<double>(ds.n);
+  benchmark::DoNotOptimize(out_of_range);
 }
 
 void BM_FullBatchStep_Synthetic1e6x100(benchmark::State& state) { full_batch(state, synthetic(1000000)); }
@@ -156,7 +162,7 @@ BENCHMARK(BM_NoisySgdPoissonB256_Synthetic)->Arg(10000)->Arg(100000)->Arg(100000
 // The batch draw alone: geometric skips make it O(b) whatever n is (a mask over all n
 // records would grow 1000x from n = 10^4 to 10^7).
 void BM_PoissonSampleB256(benchmark::State& state) {
-  std::mt19937_64 rng(1);
+  random::Csprng rng = random::Csprng::from_seed(1);
   BatchSampler sampler(Sampling::poisson, state.range(0), 256, rng);
   std::vector<std::int64_t> batch;
   std::int64_t t = 0, drawn = 0;

@@ -15,6 +15,15 @@ namespace hsdp::cli {
 
 namespace {
 
+// The adjacency a number holds for, as the output says it.
+std::string adjacency_words(Adjacency a) {
+  return a == Adjacency::replace ? "replace-one" : "add/remove-one";
+}
+
+}  // namespace
+
+namespace {
+
 std::string show_up(double v) { return fmt::format("{:.10g}", v); }
 
 std::string describe_unit(const CalibrationResult& r) {
@@ -72,8 +81,8 @@ std::function<int()> add_calibrate(CLI::App& app) {
       switch (which) {
         case CalibrationParameter::noise:
           // Without a step size the std is known per unit of eta (Run::eta_known).
-          std::cout << fmt::format("smallest {} = {}  ({}; parameter-space std {}{})\n", r.name,
-                                   show_up(r.value), describe_unit(r),
+          std::cout << fmt::format("smallest {} = {}  ({}, {}; parameter-space std {}{})\n", r.name,
+                                   show_up(r.value), adjacency_words(r.adjacency), describe_unit(r),
                                    r.run.noise_std.is_constant()
                                        ? show_up(r.run.noise_std.at(1))
                                        : fmt::format("{}..{}", show_up(r.run.noise_std.min()),
@@ -81,16 +90,28 @@ std::function<int()> add_calibrate(CLI::App& app) {
                                    r.run.eta_known ? "" : " x eta");
           break;
         case CalibrationParameter::steps:
-          std::cout << fmt::format("largest steps = {}{}\n", static_cast<std::int64_t>(r.value),
-                                   r.unbounded ? "  (unbounded: the search limit)" : "");
+          std::cout << fmt::format("largest steps = {}  ({}{})\n", static_cast<std::int64_t>(r.value),
+                                   adjacency_words(r.adjacency), r.unbounded ? "; unbounded: the search limit" : "");
           break;
         case CalibrationParameter::sampling_rate:
-          std::cout << fmt::format("largest batch size = {}  (sampling rate b/n = {})\n",
-                                   static_cast<std::int64_t>(r.value), show(*r.sampling_rate));
+          std::cout << fmt::format("largest batch size = {}  ({}; sampling rate b/n = {})\n",
+                                   static_cast<std::int64_t>(r.value), adjacency_words(r.adjacency),
+                                   show(*r.sampling_rate));
           break;
       }
-      std::cout << fmt::format("achieved: {} epsilon = {} at delta = {}\n", r.achieved_name,
-                               show_up(r.achieved_epsilon), show(r.achieved_delta));
+      std::cout << fmt::format("achieved: {} epsilon = {} at delta = {} ({})\n", r.achieved_name,
+                               show_up(r.achieved_epsilon), show(r.achieved_delta), adjacency_words(r.adjacency));
+      if (r.add_remove && r.add_remove->feasible)
+        std::cout << fmt::format("under add/remove-one (one record added or removed; Opacus, dp_accounting): {} = {}, "
+                                 "{} epsilon = {}\n",
+                                 r.add_remove->name, r.add_remove->parameter == CalibrationParameter::noise
+                                                         ? show_up(r.add_remove->value)
+                                                         : std::to_string(static_cast<std::int64_t>(r.add_remove->value)),
+                                 r.add_remove->achieved_name, show_up(r.add_remove->achieved_epsilon));
+      else if (r.add_remove)
+        std::cout << fmt::format("under add/remove-one: infeasible ({})\n", r.add_remove->reason);
+      else if (!r.add_remove_reason.empty())
+        std::cout << fmt::format("under add/remove-one: not applicable: {}\n", r.add_remove_reason);
       if (!r.note.empty()) std::cout << "note: " << r.note << "\n";
       std::cout << fmt::format("search: {} envelope evaluations\n", r.evaluations);
     }

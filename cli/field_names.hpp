@@ -1,5 +1,5 @@
 // How the command line spells the library's field names: one table, field -> flag
-// (DESIGN.md, "Layers": the library never names a flag; an error carries the field).
+// (docs/architecture.md, "Layers": the library never names a flag; an error carries the field).
 // Header-only: the Python module includes it too, for Run.cli_args(), the "same report"
 // command line and the text of results, which read as the command's.
 #pragma once

@@ -29,6 +29,7 @@ std::function<int()> add_plan(CLI::App& app) {
     std::string setting;
     std::optional<double> epsilon, delta;
     std::optional<std::int64_t> n, dimension, batch_size;
+    std::string adjacency = "replace";
     std::optional<double> lipschitz, smoothness, r0, gradient_bound, gradient_variance;
     double strong_convexity = 0.0;
     double diameter = std::numeric_limits<double>::infinity();
@@ -57,6 +58,10 @@ std::function<int()> add_plan(CLI::App& app) {
                   "federated Cor. 1: G^2 >= Var(grad l) (default L^2)");
   sub->add_option("--batch-size", opt->batch_size,
                   "federated: fix the users per round m (default: searched); noisy-sgd: fix b (default: planned)");
+  sub->add_option("--adjacency", opt->adjacency,
+                  "Neighbouring datasets of the target: replace (one record replaced) | remove (one added or "
+                  "removed, as Opacus and dp_accounting; noisy-sgd only)")
+      ->capture_default_str();
   sub->add_flag("--json", opt->json, "Print JSON (the privacy report under \"report\")");
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;
@@ -74,6 +79,7 @@ std::function<int()> add_plan(CLI::App& app) {
     p.gradient_bound = opt->gradient_bound;
     p.gradient_variance = opt->gradient_variance;
     p.batch_size = opt->batch_size;
+    p.adjacency = parse_name<Adjacency>(opt->adjacency, hsdp::opt("adjacency"));
     check_plan_request(p);
     const Plan result = plan(p);
     if (!result.feasible) {

@@ -31,6 +31,7 @@ int run_predict(const Options& o) {
     fail(opt("output"), "(missing)", "a file for the predictions with --no-labels (there is nothing else to report)");
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
+  if (const auto warning = train::release_warning(doc, o.model_file)) std::cerr << *warning << "\n";
   train::DataSpec spec = o.data;
   // The records as training saw them (the model's label mapping, feature constants, record norm).
   const data::Dataset d = train::records_for(mf, std::move(spec));

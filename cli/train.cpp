@@ -91,7 +91,7 @@ std::function<int()> add_train(CLI::App& app) {
   sub->add_option("--epsilon", r.epsilon, "Target epsilon (with --delta): calibrates the smallest sigma");
   sub->add_option("--delta", r.delta, "Target delta, or the delta of the report (default 1e-5)");
   sub->add_flag("--no-noise", r.no_noise, "Train without noise (non-private baseline, no report)");
-  add_unsigned_flag(*sub, "seed", r.seed, "Seed the noise (reproducible; marked 'seeded: for experiments')");
+  add_unsigned_flag(*sub, "seed", r.seed, "Seed the generator (reproducible; marked 'seeded: for experiments, not for release': a model trained with a known seed has noise anyone can regenerate)");
   sub->add_option("--output", o->output, "Write the model (JSON) to this file");
   sub->add_flag("--json", o->json, "Print the result as JSON");
   return [sub, o]() -> int {

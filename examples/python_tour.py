@@ -17,6 +17,7 @@ import math
 import os
 import pathlib
 import sys
+from typing import Any
 
 import matplotlib
 
@@ -44,10 +45,12 @@ print(f"delta at epsilon=1:    {acc.get_delta(1.0):.4g}")
 # The full report: every analysis, with its value or the reason it does not apply.
 report = acc.report(delta=1e-5)
 print(report.table())
-print("best:", report.best.name, report.best.citation)
+best = report.best  # None when no analysis applies
+assert best is not None
+print("best:", best.name, best.citation)
 # The same JSON `hsdp account --json` prints for `hsdp account <run.cli_args()>`:
 print("equivalent command: hsdp account", " ".join(run.cli_args()), "--json")
-assert report.to_dict()["best"]["name"] == report.best.name
+assert report.to_dict()["best"]["name"] == best.name
 
 # One analysis by name:
 composition = hsdp.analysis("composition-rdp")
@@ -55,11 +58,11 @@ print(f"{composition.name}: {composition.citation}")
 
 # %% 2. Last iterate vs every iterate: epsilon against the number of steps
 steps = np.unique(np.geomspace(10, 20000, 16).astype(int))
-curves = {}
+curves: dict[str, dict[int, float]] = {}
 for T in steps:
     r = hsdp.account(run.replace(steps=int(T)), delta=1e-5)
     for a in r.analyses:
-        if a.applicable and a.kind == "upper" and math.isfinite(a.epsilon):
+        if a.applicable and a.kind == "upper" and a.epsilon is not None and math.isfinite(a.epsilon):
             curves.setdefault(a.name, {})[int(T)] = a.epsilon
 fig, ax = plt.subplots(figsize=(7, 4.5))
 for name, pts in sorted(curves.items()):
@@ -113,21 +116,23 @@ spread = np.array([3.5, 4.3, 24, 350, 0.014, 0.05, 0.08, 0.04, 0.027, 0.007, 0.2
 Xs = (X - centre) / spread
 Xtr, ytr, Xte, yte = Xs[train_idx], y[train_idx], Xs[test_idx], y[test_idx]
 
-common = dict(model="logistic", l2=0.01, batch_size=64, sampling="fixed", epochs=10, radius=2.0,
+common: dict[str, Any] = dict(model="logistic", l2=0.01, batch_size=64, sampling="fixed", epochs=10, radius=2.0,
               seed=1)
 baseline = hsdp.train(Xtr, ytr, no_noise=True, **common)
 print(f"non-private baseline: test accuracy {baseline.evaluate(Xte, yte)['accuracy']:.3f}")
 # Noisy SGD on fixed-size random batches of 64, ten epochs, projected on a ball of radius 2; for each target epsilon, hsdp.train
 # calibrates the smallest sigma that meets it under the tightest valid analysis (the search
 # evaluates the accountant many times). HSDP_TOUR_QUICK=1 runs two targets only.
-targets = [1, 4] if os.environ.get("HSDP_TOUR_QUICK") else [0.25, 0.5, 1, 2, 4, 8]
+targets: list[float] = [1, 4] if os.environ.get("HSDP_TOUR_QUICK") else [0.25, 0.5, 1, 2, 4, 8]
 results = []
 for target in targets:
-    r = hsdp.train(Xtr, ytr, epsilon=target, delta=1e-5, **common)
-    accuracy = r.evaluate(Xte, yte)["accuracy"]
-    results.append((target, r.epsilon, accuracy))
-    print(f"target epsilon {target:5}: sigma {r.sigma:.4g}, certified epsilon {r.epsilon:.4g} "
-          f"({r.report.best.name}), test accuracy {accuracy:.3f}")
+    trained = hsdp.train(Xtr, ytr, epsilon=target, delta=1e-5, **common)
+    accuracy = trained.evaluate(Xte, yte)["accuracy"]
+    results.append((target, trained.epsilon, accuracy))
+    certificate = trained.report  # None only for a run without noise
+    assert certificate is not None and certificate.best is not None and trained.epsilon is not None
+    print(f"target epsilon {target:5}: sigma {trained.sigma:.4g}, certified epsilon {trained.epsilon:.4g} "
+          f"({certificate.best.name}), test accuracy {accuracy:.3f}")
 
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.plot([e for _, e, _ in results], [a for _, _, a in results], marker="o", label="hsdp.train")

@@ -12,6 +12,20 @@ commands write, byte for byte, with the files under tests/golden/.
 seeded; the only fields masked are the wall-clock time and the thread count of `hsdp audit
 mia` (its results do not depend on them: each trial has its own seed). Python error messages
 are not part of the golden output: they name keywords.
+
+The numbers the docs quote cannot drift from what the code prints: after the comparison, every
+line of README.md and docs/**/*.md of the forms
+
+    best: NAME (epsilon = X, delta = Y)
+    best under add/remove-one: ...
+    achieved: NAME epsilon = X at delta = Y
+
+(leading white space aside) must be a line of some golden output (the files under
+tests/golden/out/, written by --update); a line that is not fails the run with its file:line.
+To quote a new result in the docs, add its command to tests/golden/commands.txt (at the end, so
+that the earlier cmd-NNN files keep their numbers) and run --update. --update still reports the
+doc lines it cannot find (and exits 1); --docs-only checks the docs against the stored golden
+files without running anything.
 """
 
 import argparse
@@ -108,11 +122,44 @@ def outputs(build: pathlib.Path) -> dict[str, str]:
     return result
 
 
+# The lines of README.md and docs/ that quote a result; each must be a line of a golden output.
+DOC_QUOTE = re.compile(r"^(best: \S+ \(epsilon = |best under add/remove-one: |achieved: \S+ epsilon = )")
+
+
+def doc_drift(golden: dict[str, str]) -> list[str]:
+    """file:line and text of every quoted result line of the docs found in no golden output."""
+    printed = {line.strip() for text in golden.values() for line in text.splitlines()}
+    drift = []
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            quote = line.strip()
+            if DOC_QUOTE.match(quote) and quote not in printed:
+                drift.append(f"{doc.relative_to(REPO)}:{number}: {quote}")
+    return drift
+
+
+def stored() -> dict[str, str]:
+    return {str(p.relative_to(GOLDEN / "out")): p.read_text()
+            for p in sorted((GOLDEN / "out").rglob("*")) if p.is_file()}
+
+
+def report_drift(golden: dict[str, str]) -> int:
+    drift = doc_drift(golden)
+    for line in drift:
+        print(f"doc drift (in no golden output): {line}")
+    print(f"docs: {len(drift)} quoted result line(s) found in no golden output")
+    return 1 if drift else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--update", action="store_true", help="rewrite the golden files")
     parser.add_argument("--build", default=str(REPO / "build"), help="build directory")
+    parser.add_argument("--docs-only", action="store_true",
+                        help="only check the docs' quoted results against the stored golden files")
     args = parser.parse_args()
+    if args.docs_only:
+        return report_drift(stored())
     got = outputs(pathlib.Path(args.build))
     if args.update:
         shutil.rmtree(GOLDEN / "out", ignore_errors=True)
@@ -121,9 +168,8 @@ def main() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         print(f"wrote {len(got)} golden files under {GOLDEN / 'out'}")
-        return 0
-    want = {str(p.relative_to(GOLDEN / "out")): p.read_text()
-            for p in sorted((GOLDEN / "out").rglob("*")) if p.is_file()}
+        return report_drift(got)
+    want = stored()
     failures = 0
     for name in sorted(set(want) | set(got)):
         if want.get(name) == got.get(name):
@@ -138,7 +184,8 @@ def main() -> int:
                 want[name].splitlines(keepends=True), got[name].splitlines(keepends=True),
                 f"golden/{name}", f"now/{name}"))
     print(f"golden: {len(want) - failures} of {len(want)} outputs identical")
-    return 1 if failures else 0
+    drift = report_drift(want)
+    return 1 if failures or drift else 0
 
 
 if __name__ == "__main__":

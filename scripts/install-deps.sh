@@ -5,12 +5,17 @@ set -euo pipefail
 packages=(cmake g++ make libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev ccache zlib1g-dev clang-14
           libclang-rt-14-dev python3-sklearn liblinear-tools dataset-fashion-mnist
-          libfftw3-dev libxml2-utils pybind11-dev python3-dev python3-numpy python3-pytest
+          libfftw3-dev libssl-dev libxml2-utils pybind11-dev python3-dev python3-numpy python3-pytest
           python3-matplotlib libopenmpi-dev openmpi-bin openssh-client
-          python3-pip python3-venv python3-build python3-torch)
+          python3-pip python3-venv python3-build python3-torch python3-mypy
+          python3-pandas)
 # python3-pip, python3-venv, python3-build: `pip install .` and `python3 -m build --wheel`
 # (pyproject.toml; the Python tests run against the module installed in a venv).
+# libssl-dev: OpenSSL's ChaCha20, the CSPRNG every random draw comes from (src/random).
 # python3-torch: examples/torch_shuffled.py and its test (a PyTorch loop certified by hsdp).
+# python3-mypy: the examples and the docs' Python snippets type-check against the stubs.
+# python3-pandas: hsdp.sklearn's estimators on DataFrames (feature_names_in_; scikit-learn's
+# check_estimator runs its DataFrame checks only when pandas imports).
 # openssh-client: Open MPI's mpirun refuses to start, even on one machine, when its launch
 # agent (ssh or rsh) cannot be found; --no-install-recommends would leave it out.
 missing=()

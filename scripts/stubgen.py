@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the type stubs of the hsdp extension module from the module itself.
+"""Writes the type stubs of the hsdp package (its extension's names) from the package itself.
 
-    PYTHONPATH=build/python python3 scripts/stubgen.py build/python/hsdp.pyi
+    PYTHONPATH=build/python python3 scripts/stubgen.py build/python/hsdp/__init__.pyi
 
 Run by the build after the module is linked (python/CMakeLists.txt), so the stubs name
 exactly what the module defines: pybind11 puts each function's signature on the first line
@@ -17,7 +17,7 @@ import sys
 
 import hsdp
 
-HEADER = '''"""Type stubs of the hsdp extension module, generated from the module by scripts/stubgen.py.
+HEADER = '''"""Type stubs of the hsdp package, generated from it by scripts/stubgen.py.
 
 {doc}
 """
@@ -69,7 +69,7 @@ def signature_line(obj) -> str:
     return ""
 
 
-def stub_def(name: str, obj, indent: str, method: bool) -> str:
+def stub_def(name: str, obj, indent: str, method: bool, owner: str = "") -> str:
     line = signature_line(obj)
     m = re.match(r"^\w+\((.*)\)(?: -> (.+))?$", line)
     if not m:
@@ -88,15 +88,48 @@ def stub_def(name: str, obj, indent: str, method: bool) -> str:
             text = f"{arg}: {clean(annotation) or 'Any'}"
             args.append(text + (" = ..." if default else ""))
         ret = clean(m.group(2) or "None")
+        ret = RETURNS.get((owner, name), "Dict[str, Any]" if name in DICT_METHODS and ret == "object" else ret)
     doc = [l for l in (obj.__doc__ or "").strip().splitlines() if l.strip() and l.strip() != line]
     body = f'\n{indent}    """{doc[0].strip()}"""' if doc and '"""' not in doc[0] else " ..."
     return f"{indent}def {name}({', '.join(args)}) -> {ret}:{body}\n"
 
 
-def stub_property(name: str, prop, indent: str) -> str:
+# The members whose binding returns a Python object built by hand (pybind11 types them
+# `object`): their real types, so that type checkers see Optional results as Optional and
+# dicts as dicts. tests/test_stubs_and_example.py checks every entry names a real member and
+# that no `-> object` is left.
+RETURNS = {
+    ("AnalysisResult", "delta"): "Optional[float]",
+    ("AnalysisResult", "epsilon"): "Optional[float]",
+    ("CalibrationResult", "add_remove"): "Optional[CalibrationResult]",
+    ("CompareCurve", "ys"): "List[float]",
+    ("Model", "feature_center"): "Optional[npt.NDArray[Any]]",
+    ("Model", "feature_scale"): "Optional[npt.NDArray[Any]]",
+    ("Model", "intercept"): "Optional[List[float]]",
+    ("Report", "add_remove_best"): "Optional[AnalysisResult]",
+    ("Report", "add_remove_epsilon"): "Optional[float]",
+    ("Report", "best"): "Optional[AnalysisResult]",
+    ("Report", "per_index"): "Optional[Dict[str, Any]]",
+    ("Run", "cli_args"): "List[str]",
+    ("Run", "eta"): "Union[None, float, List[float]]",
+    ("Run", "noise_std"): "Union[float, List[float]]",
+    ("TrainResult", "epsilon"): "Optional[float]",
+    ("TrainResult", "intercept"): "Optional[List[float]]",
+    ("TrainResult", "plan"): "Optional[Dict[str, Any]]",
+    ("TrainResult", "report"): "Optional[Report]",
+    ("TrainResult", "test_evaluation"): "Optional[Dict[str, Any]]",
+    ("TrainResult", "user_level"): "Optional[Dict[str, Any]]",
+    ("", "audit_mia"): "Dict[str, Any]",
+}
+# Every to_dict() returns the JSON document as a dict.
+DICT_METHODS = {"to_dict"}
+
+
+def stub_property(name: str, prop, indent: str, owner: str = "") -> str:
     line = signature_line(prop.fget) if prop.fget else ""
     m = re.match(r"^\w*\(.*\)(?: -> (.+))?$", line)
     ret = clean(m.group(1)) if m and m.group(1) else "Any"
+    ret = RETURNS.get((owner, name), ret)
     return f"{indent}@property\n{indent}def {name}(self) -> {ret}: ...\n"
 
 
@@ -129,11 +162,11 @@ def stub_class(name: str, cls) -> str:
     for member in sorted(n for n in dir(cls) if not n.startswith("_")):
         value = inspect.getattr_static(cls, member)
         if isinstance(value, property):
-            out.append(stub_property(member, value, "    "))
+            out.append(stub_property(member, value, "    ", owner=name))
         elif isinstance(value, staticmethod):
             out.append("    @staticmethod\n" + stub_def(member, getattr(cls, member), "    ", method=False))
         elif callable(getattr(cls, member)):
-            out.append(stub_def(member, getattr(cls, member), "    ", method=True))
+            out.append(stub_def(member, getattr(cls, member), "    ", method=True, owner=name))
         else:
             out.append(f"    {member}: Any\n")
     return "".join(out) + "\n"
@@ -151,7 +184,7 @@ def main() -> int:
     for name in names:
         obj = getattr(hsdp, name)
         if not inspect.isclass(obj) and callable(obj):
-            parts.append(stub_def(name, obj, "", method=False) + "\n")
+            parts.append(stub_def(name, obj, "", method=False, owner="") + "\n")
     text = "".join(parts).rstrip() + "\n"
     if not target.exists() or target.read_text() != text:
         target.write_text(text)

@@ -136,7 +136,23 @@ void Run::validate() const {
   // the grid is built and, for a stated run, by RunSpec::resolve naming the field.
   if (pld_interval) require_positive("pld_interval", *pld_interval);
   if (pld_cells) require_positive("pld_cells", *pld_cells);
+  if (!drop_last && sampling != Sampling::shuffle)
+    fail("drop_last", "false",
+         fmt::format("true unless sampling = shuffle (only a shuffled epoch has a partial last batch to "
+                     "keep; sampling = {})",
+                     to_string(sampling)));
+  if (grid) {
+    require_nonnegative("grid_slack", grid->slack);
+    require_nonnegative("grid_epsilon", grid->epsilon);
+    if (std::isnan(grid->log_beta) || grid->log_beta > 0) fail("grid_log_beta", grid->log_beta, "<= 0 (or -inf)");
+  }
 }
+
+std::int64_t Run::batches_per_epoch() const {
+  return drop_last ? n / batch_size : n / batch_size + (n % batch_size != 0 ? 1 : 0);
+}
+
+std::int64_t Run::partial_batch() const { return drop_last ? 0 : n % batch_size; }
 
 double Run::laplace_scale(std::int64_t t) const { return noise_std.at(t) / std::sqrt(2.0); }
 
@@ -169,6 +185,11 @@ std::string Run::summary() const {
   if (lsi_constant) out += fmt::format(" lsi={}", show(*lsi_constant));
   if (pld_interval) out += fmt::format(" pld_interval={}", show(*pld_interval));
   if (pld_cells) out += fmt::format(" pld_cells={}", show(*pld_cells));
+  if (!drop_last) out += " drop_last=false";
+  if (order_known) out += " order_known=true";
+  if (grid)
+    out += fmt::format(" grid_slack={} grid_epsilon={} grid_log_beta={}", show(grid->slack), show(grid->epsilon),
+                       show(grid->log_beta));
   return out;
 }
 

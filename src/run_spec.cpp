@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "hsdp/divergence/pld.hpp"
+#include "hsdp/field_use.hpp"
 
 namespace hsdp {
 
@@ -71,7 +72,7 @@ RunSpec with_example(RunSpec f) {
 
 // How each field reads and writes its value as text (to_map / from_map). The order of
 // this table is the order of to_map(), so of the command lines built from it.
-enum class Kind { switch_, integer, real, word };
+enum class Kind { switch_, integer, real, word, boolean };
 struct Binding {
   RunField field;
   Kind kind;
@@ -79,6 +80,7 @@ struct Binding {
   std::optional<std::int64_t> RunSpec::*integer = nullptr;
   std::optional<double> RunSpec::*real = nullptr;
   std::optional<std::string> RunSpec::*word = nullptr;
+  std::optional<bool> RunSpec::*boolean = nullptr;
 };
 
 Binding sw(RunField f, bool RunSpec::*m) {
@@ -96,6 +98,10 @@ Binding re(RunField f, std::optional<double> RunSpec::*m) {
 Binding wd(RunField f, std::optional<std::string> RunSpec::*m) {
   f.type = RunField::Type::word;
   return {f, Kind::word, nullptr, nullptr, nullptr, m};
+}
+Binding bo(RunField f, std::optional<bool> RunSpec::*m) {
+  f.type = RunField::Type::boolean;
+  return {f, Kind::boolean, nullptr, nullptr, nullptr, nullptr, m};
 }
 
 const std::vector<Binding>& bindings() {
@@ -135,6 +141,14 @@ const std::vector<Binding>& bindings() {
       in({"index", "Position i (1..n) of the differing record (per-index analyses)"}, &RunSpec::index),
       wd({"release", "What is published: last|random-stop|every (default last)"}, &RunSpec::release),
       wd({"adjacency", "Neighbouring datasets: replace|remove (default replace)"}, &RunSpec::adjacency),
+      bo({"drop_last", "Shuffled batches: true drops the n mod b records left after the last full "
+                       "batch of each epoch; false keeps them as a smaller last batch (PyTorch's "
+                       "DataLoader default); default true"},
+         &RunSpec::drop_last),
+      bo({"order_known", "The batch order is public (an order log or seed published with the model): "
+                         "shuffled batches are certified at their worst position, Poisson and "
+                         "fixed-size batches without amplification; default false"},
+         &RunSpec::order_known),
       re({"pld_interval", "Grid spacing of the privacy losses in the PLD analyses (composition-pld, "
                           "shifted-interpolation), in [1e-6, 0.5]; default 1e-3. Smaller is tighter "
                           "and slower (docs/pld.md)"},
@@ -143,6 +157,15 @@ const std::vector<Binding>& bindings() {
                        "automatic refinement aims at, in [1, 1000]; default 40. Larger is tighter "
                        "and slower (docs/pld.md)"},
          &RunSpec::pld_cells),
+      re({"grid_slack", "Noise drawn on a grid (hsdp train's runs; docs/security.md): the extra distance per "
+                        "step relative to the noise std that the roundings add (>= 0)"},
+         &RunSpec::grid_slack),
+      re({"grid_epsilon", "Noise drawn on a grid: the samplers' distance to the rounded continuous noise, "
+                          "added to epsilon (>= 0; needs grid-slack)"},
+         &RunSpec::grid_epsilon),
+      re({"grid_log_beta", "Noise drawn on a grid: the log of the probability outside which that distance "
+                           "holds, charged to delta (<= 0, or -inf; needs grid-slack)"},
+         &RunSpec::grid_log_beta),
   };
   return table;
 }
@@ -175,6 +198,9 @@ FieldValues RunSpec::to_map() const {
       case Kind::word:
         if (this->*b.word) out.emplace_back(name, *(this->*b.word));
         break;
+      case Kind::boolean:
+        if (this->*b.boolean) out.emplace_back(name, *(this->*b.boolean) ? "true" : "false");
+        break;
     }
   }
   return out;
@@ -195,6 +221,11 @@ void RunSpec::set(std::string_view field, std::string_view text) {
     case Kind::word:
       if (text.empty()) fail(opt(field), "(empty)", "a value");
       this->*b->word = std::string(text);
+      break;
+    case Kind::boolean:
+      if (text == "true") this->*b->boolean = true;
+      else if (text == "false") this->*b->boolean = false;
+      else fail(opt(field), text.empty() ? std::string_view("(empty)") : text, "true or false");
       break;
   }
 }
@@ -248,8 +279,15 @@ RunSpec RunSpec::stating(const Run& run, const std::optional<NoiseParameter>& no
   s.index = run.index;
   s.release = std::string(to_string(run.release));
   if (run.adjacency != Adjacency::replace) s.adjacency = std::string(to_string(run.adjacency));
+  if (!run.drop_last) s.drop_last = false;
+  if (run.order_known) s.order_known = true;
   s.pld_interval = run.pld_interval;
   s.pld_cells = run.pld_cells;
+  if (run.grid) {
+    s.grid_slack = run.grid->slack;
+    s.grid_epsilon = run.grid->epsilon;
+    if (std::isfinite(run.grid->log_beta) || run.grid->log_beta > 0) s.grid_log_beta = run.grid->log_beta;
+  }
   return s;
 }
 
@@ -361,6 +399,19 @@ Run RunSpec::resolve() const {
   run.adjacency = parse_name<Adjacency>(f.adjacency.value_or("replace"), opt("adjacency"));
   run.index = f.index;
   run.dimension = f.dimension;
+  if (f.drop_last && !*f.drop_last && run.sampling != Sampling::shuffle)
+    fail(opt("drop_last"), "false",
+         fmt::format("stated only with {} (only a shuffled epoch leaves a partial last batch; "
+                     "sampling = {})",
+                     error_field("sampling", "shuffle"), to_string(run.sampling)));
+  // drop_last is read by shuffled batches only (field_use.hpp): stated true with another
+  // order it would be accepted and ignored.
+  if (f.drop_last && run.sampling != Sampling::shuffle)
+    refuse_unread("drop_last", "true",
+                  fmt::format("only {} reads it (sampling = {})", error_field("sampling", "shuffle"),
+                              to_string(run.sampling)));
+  run.drop_last = f.drop_last.value_or(true);
+  run.order_known = f.order_known.value_or(false);
   // The PLD grid: checked with div::validate's ranges, named as the user stated them.
   if (f.pld_interval || f.pld_cells) {
     div::PldOptions grid;
@@ -371,6 +422,17 @@ Run RunSpec::resolve() const {
   }
   run.pld_interval = f.pld_interval;
   run.pld_cells = f.pld_cells;
+  if (f.grid_slack || f.grid_epsilon || f.grid_log_beta) {
+    if (!f.grid_slack)
+      fail(opt(f.grid_epsilon ? "grid_epsilon" : "grid_log_beta"), f.grid_epsilon ? *f.grid_epsilon : *f.grid_log_beta,
+           fmt::format("stated with {}", error_field("grid_slack")));
+    require_nonnegative(opt("grid_slack"), *f.grid_slack);
+    if (f.grid_epsilon) require_nonnegative(opt("grid_epsilon"), *f.grid_epsilon);
+    if (f.grid_log_beta && (std::isnan(*f.grid_log_beta) || *f.grid_log_beta > 0))
+      fail(opt("grid_log_beta"), *f.grid_log_beta, "<= 0 (or -inf)");
+    run.grid = NoiseGrid{*f.grid_slack, f.grid_epsilon.value_or(0.0),
+                         f.grid_log_beta.value_or(-std::numeric_limits<double>::infinity()), {}};
+  }
   run.validate();
   return run;
 }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "hsdp/random/csprng.hpp"
 #include "hsdp/audit/gaussian_mixture.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/divergence/shift_program.hpp"
@@ -345,7 +346,7 @@ TEST(GaussianMixture, ShuffleModelMatchesTheTrainersSampler) {
   // Monte Carlo sanity check (not an assertion of any bound): the trainer's shuffled batches
   // (src/train/sampler.cpp) put a given record in batch j of an epoch with probability b/n
   // and in none with 1 - l b/n. n = 7, b = 2: l = 3, 2/7 each, 1/7 absent.
-  std::mt19937_64 rng(11);
+  auto rng = hsdp::random::Csprng::from_seed(11);
   hsdp::train::BatchSampler sampler(Sampling::shuffle, 7, 2, rng);
   const int epochs = 20000;
   std::vector<int> count(4, 0);

@@ -55,7 +55,10 @@ hsdp::Run full_batch_run(std::int64_t steps, double z) {
   run.n = 1000;
   run.steps = steps;
   run.batch_size = 1000;
-  run.sampling = hsdp::Sampling::full;
+  // Every record at every step, the sum divided by the fixed n (Poisson with q = 1): each step
+  // is the Gaussian mechanism of sensitivity C under add/remove. (A full batch averaged over
+  // its own records is charged 2C/n, docs/analyses/neighbours.md.)
+  run.sampling = hsdp::Sampling::poisson;
   run.eta = hsdp::Schedule(0.1);
   run.clip = 1.0;
   run.loss.lipschitz = 1.0;
@@ -301,6 +304,7 @@ TEST(Calibrate, BadArgumentsThrow) {
   EXPECT_THROW(hsdp::calibrate(run, CalibrationParameter::noise, 1.0, 1.0), hsdp::InvalidArgument);
   EXPECT_THROW(hsdp::calibrate(run, CalibrationParameter::noise, NAN, 1e-5), hsdp::InvalidArgument);
   auto full = full_batch_run(10, 1.0);
+  full.sampling = hsdp::Sampling::full;  // no sampling rate to calibrate
   EXPECT_THROW(hsdp::calibrate(full, CalibrationParameter::sampling_rate, 1.0, 1e-5), hsdp::InvalidArgument);
   EXPECT_THROW(hsdp::parse_calibration_parameter("noize"), hsdp::InvalidArgument);
   hsdp::CalibrationOptions o;

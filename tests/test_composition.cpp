@@ -36,19 +36,29 @@ const hsdp::AnalysisPtr& composition() {
 }
 
 TEST(Composition, FullBatchIsComposedGaussianMechanism) {
+  // A full batch averages over the data set's own records: a record added or removed moves the
+  // mean by at most 2C/n (over n or n +- 1 records), as a replaced one does (neighbours.md).
   const auto run = dpsgd_run(100, 100, 7, 3.0, 2.0, hsdp::Sampling::full);
   EXPECT_FALSE(composition()->check(run).has_value());
   for (double alpha : {1.5, 2.0, 10.0, 77.7}) {
-    EXPECT_NEAR(*composition()->rdp_at(run, alpha), 7 * alpha / (2 * 9.0), 1e-12 * alpha);
+    EXPECT_NEAR(*composition()->rdp_at(run, alpha), 4 * 7 * alpha / (2 * 9.0), 1e-12 * alpha);
   }
   auto rep = dpsgd_run(100, 100, 7, 3.0, 2.0, hsdp::Sampling::full, hsdp::Adjacency::replace);
-  // replace-one doubles the sensitivity: 4x the RDP
   EXPECT_NEAR(*composition()->rdp_at(rep, 3.0), 4 * 7 * 3.0 / 18.0, 1e-12);
-  // shuffle / cyclic with add/remove: conservatively q = 1 at every step
+  // The sum over every record divided by the fixed n (Poisson, q = 1): sensitivity C, add/remove.
+  auto fixed_norm = dpsgd_run(100, 100, 7, 3.0, 2.0, hsdp::Sampling::poisson);
+  EXPECT_NEAR(*composition()->rdp_at(fixed_norm, 3.0), 7 * 3.0 / 18.0, 1e-12);
+  // Cyclic batches under add/remove are refused (positions shift); shuffled ones when b
+  // divides n or n + 1 (a neighbour has a different number of batches per epoch).
   auto cyc = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::cyclic);
-  EXPECT_NEAR(*composition()->rdp_at(cyc, 3.0), 7 * 3.0 / 18.0, 1e-12);
+  ASSERT_TRUE(composition()->check(cyc).has_value());
+  EXPECT_NE(composition()->check(cyc)->find("cyclic"), std::string::npos);
   auto shu_r = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::shuffle);
-  EXPECT_NEAR(*composition()->rdp_at(shu_r, 3.0), 7 * 3.0 / 18.0, 1e-12);
+  ASSERT_TRUE(composition()->check(shu_r).has_value());
+  // b = 7 divides neither 100 nor 101: add/remove as replace-one (14 batches per epoch).
+  auto shu_ar = dpsgd_run(100, 7, 20, 3.0, 2.0, hsdp::Sampling::shuffle);
+  ASSERT_FALSE(composition()->check(shu_ar).has_value());
+  EXPECT_NEAR(*composition()->rdp_at(shu_ar, 3.0), 4 * 2 * 3.0 / 18.0, 1e-12);
   // shuffle, replace-one: at most once per epoch of floor(n/b) steps (7 steps of a 10-step
   // epoch -> 1; 25 -> 3; b = 30 of n = 100: epochs of 3 steps, 7 steps -> 3)
   auto shu = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::shuffle, hsdp::Adjacency::replace);
@@ -57,6 +67,18 @@ TEST(Composition, FullBatchIsComposedGaussianMechanism) {
   EXPECT_NEAR(*composition()->rdp_at(shu3, 3.0), 4 * 3 * 3.0 / 18.0, 1e-12);
   auto shu_drop = dpsgd_run(100, 30, 7, 3.0, 2.0, hsdp::Sampling::shuffle, hsdp::Adjacency::replace);
   EXPECT_NEAR(*composition()->rdp_at(shu_drop, 3.0), 4 * 3 * 3.0 / 18.0, 1e-12);
+  // The partial last batch kept (b = 30: 3 batches of 30 and one of 10, averaged over its own
+  // 10): 4 steps per epoch, 7 steps -> 2 epochs, each charged at the partial batch's 2C/10 =
+  // 6 in units of C/b: RDP 2 * alpha 36 / (2 z^2).
+  auto shu_keep = shu_drop;
+  shu_keep.drop_last = false;
+  EXPECT_NEAR(*composition()->rdp_at(shu_keep, 3.0), 2 * 36 * 3.0 / 18.0, 1e-12);
+  // ... and under add/remove (b divides neither n - 1 nor n): the last batch also changes every
+  // epoch: 4 + 36 per epoch.
+  auto shu_keep_ar = shu_keep;
+  shu_keep_ar.adjacency = hsdp::Adjacency::remove;
+  ASSERT_FALSE(composition()->check(shu_keep_ar).has_value());
+  EXPECT_NEAR(*composition()->rdp_at(shu_keep_ar, 3.0), 2 * 40 * 3.0 / 18.0, 1e-12);
   // cyclic, replace-one: a record is read by ceil(T b / n) steps only (7*10/100 -> 1;
   // 25 steps -> 3), each a Gaussian step at sensitivity 2
   auto cyc_r = dpsgd_run(100, 10, 7, 3.0, 2.0, hsdp::Sampling::cyclic, hsdp::Adjacency::replace);
@@ -72,8 +94,8 @@ TEST(Composition, FullBatchIsComposedGaussianMechanism) {
   cyc_r3.validate();
   EXPECT_NEAR(*composition()->rdp_at(cyc_r3, 3.0), 4 * 3.0 / 2 * (1.0 + 2.0 / 9.0), 1e-12);
   // (eps, delta) of the composed Gaussian: never below the exact Gaussian-mechanism curve
-  // (Balle-Wang 2018), mu = sqrt(T)/z.
-  const double mu = std::sqrt(7.0) / 3.0, eps = 1.0;
+  // (Balle-Wang 2018), mu = 2 sqrt(T)/z.
+  const double mu = 2 * std::sqrt(7.0) / 3.0, eps = 1.0;
   const double exact = 0.5 * std::erfc((eps / mu - mu / 2) / std::sqrt(2.0)) -
                        std::exp(eps) * 0.5 * std::erfc((eps / mu + mu / 2) / std::sqrt(2.0));
   const double ld = composition()->log_delta(run, eps);
@@ -146,9 +168,15 @@ TEST(Composition, FixedSizeBatches) {
                                                        hsdp::div::Neighbours::replace),
               1e-12 * v);
   EXPECT_LT(v, 100 * 2 * 4.0 / 4.0);  // amplified below the no-subsampling value
-  // add/remove with fixed-size batches: no amplification claimed (conservative)
+  // add/remove with fixed-size batches: the larger data set's batch is the smaller's with one
+  // member swapped in with probability <= b/n (neighbours.md): the Poisson add/remove pair of
+  // sensitivity 2, i.e. noise multiplier z/2, amplified below the Gaussian of sensitivity 2.
   const auto rem = dpsgd_run(1000, 10, 100, 2.0, 1.0, hsdp::Sampling::fixed);
-  EXPECT_NEAR(*composition()->rdp_at(rem, 4.0), 100 * 2 * 4.0 / 4.0, 1e-12);
+  const double w = *composition()->rdp_at(rem, 4.0);
+  EXPECT_NEAR(w, 100 * hsdp::div::sampled_gaussian_rdp(4.0, 0.01, 1.0, hsdp::div::Subsampling::poisson,
+                                                       hsdp::div::Neighbours::remove),
+              1e-12 * w);
+  EXPECT_LT(w, 100 * 2 * 4.0 / 4.0);
 }
 
 TEST(Composition, EvaluateFillsTheRdpCurve) {
@@ -158,8 +186,8 @@ TEST(Composition, EvaluateFillsTheRdpCurve) {
   const auto r = composition()->evaluate(run, q);
   ASSERT_EQ(r.rdp.size(), 2u);
   EXPECT_EQ(r.rdp[0].alpha, 2.0);
-  EXPECT_GE(r.rdp[0].epsilon, 7 * 2.0 / 18);
-  EXPECT_NEAR(r.rdp[0].epsilon, 7 * 2.0 / 18, 1e-8);
+  EXPECT_GE(r.rdp[0].epsilon, 4 * 7 * 2.0 / 18);  // full batch: 2C/n (neighbours.md)
+  EXPECT_NEAR(r.rdp[0].epsilon, 4 * 7 * 2.0 / 18, 1e-8);
   q.alphas = {1.0};
   try {
     composition()->evaluate(run, q);

@@ -88,7 +88,10 @@ Instance draw(std::mt19937_64& rng, Sampling sampling, bool bounded) {
       const std::int64_t l = pick(1, 5);
       b = pick(1, 3);
       n = l * b + (u(rng) < 0.4 ? pick(1, b) - 1 : 0);  // drop-last leftovers
-      T = u(rng) < 0.3 ? pick(1, l) : pick(1, 4 * l);
+      // Sometimes the leftovers form a partial last batch (PyTorch's drop_last=False).
+      r.drop_last = n % b == 0 || u(rng) < 0.5;
+      const std::int64_t epoch = r.drop_last ? l : l + 1;
+      T = u(rng) < 0.3 ? pick(1, epoch) : pick(1, 4 * epoch);
       break;
     }
     case Sampling::fixed:

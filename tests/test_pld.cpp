@@ -654,14 +654,20 @@ TEST(CompositionPld, IsTheLibraryPldOfTheRunAndBeatsRdp) {
   // delta at eps: consistent with eps at delta.
   const auto d = pld->evaluate(run, hsdp::Query::at_epsilon(*r.epsilon));
   EXPECT_LE(*d.delta, 1e-5 * (1 + 1e-6));
-  // Every batch policy and adjacency: applicable, never above composition-rdp.
+  // Every batch policy and adjacency: applicable (except cyclic batches under add/remove,
+  // neighbours.md; b = 48 divides neither 1000 nor 1001), never above composition-rdp.
   for (auto sampling : {hsdp::Sampling::full, hsdp::Sampling::poisson, hsdp::Sampling::fixed,
                         hsdp::Sampling::shuffle, hsdp::Sampling::cyclic})
     for (auto adj : {hsdp::Adjacency::remove, hsdp::Adjacency::replace}) {
-      const auto b = sampling == hsdp::Sampling::full ? 1000 : 50;
+      const auto b = sampling == hsdp::Sampling::full ? 1000 : 48;
       const auto run2 = dpsgd_run(1000, b, 200, 1.5, sampling, adj);
       const auto a = pld->evaluate(run2, hsdp::Query::at_delta(1e-6));
       const auto c = rdp->evaluate(run2, hsdp::Query::at_delta(1e-6));
+      if (sampling == hsdp::Sampling::cyclic && adj == hsdp::Adjacency::remove) {
+        EXPECT_FALSE(a.applicable);
+        EXPECT_FALSE(c.applicable);
+        continue;
+      }
       ASSERT_TRUE(a.applicable) << a.reason;
       EXPECT_LE(*a.epsilon, *c.epsilon * (1 + 1e-9)) << hsdp::to_string(sampling);
     }

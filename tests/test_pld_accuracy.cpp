@@ -47,7 +47,10 @@ hsdp::Run run_of(const Case& c) {
   run.n = c.n;
   run.batch_size = c.b;
   run.steps = c.steps;
-  run.sampling = c.b == c.n && c.sampling == hsdp::Sampling::poisson ? hsdp::Sampling::full : c.sampling;
+  // Poisson with b = n: q = 1, the sum over every record divided by the fixed n (a full
+  // batch averaged over its own records is charged 2C/n under add/remove too,
+  // docs/analyses/neighbours.md).
+  run.sampling = c.sampling;
   run.eta = hsdp::Schedule(0.5);
   run.noise_std = hsdp::Schedule(hsdp::noise_std_from_multiplier(c.z, 1.0, 0.5, c.b));
   run.clip = 1.0;
@@ -100,8 +103,8 @@ TEST(PldAccuracy, DefaultIsWithinTwoPerMilleAboveConvergedNeverBelow) {
 }
 
 TEST(PldAccuracy, GaussianRunsAreExactGdpFromAbove) {
-  // Full batches: T Gaussian steps of sensitivity 1 (remove) or 2 (replace) over z are
-  // mu-GDP with mu = sqrt(T) s / z: the converged value is gdp_epsilon itself.
+  // q = 1: T Gaussian steps of sensitivity 1 (remove: the sum over the fixed n) or 2
+  // (replace) over z are mu-GDP with mu = sqrt(T) s / z: the converged value is gdp_epsilon itself.
   for (const Case& c : cases()) {
     if (c.b != c.n) continue;
     const double s = c.adjacency == hsdp::Adjacency::replace ? 2.0 : 1.0;

@@ -320,8 +320,19 @@ TEST(ShiftedInterpolation, ReasonsWhenItDoesNotApply) {
   EXPECT_FALSE(r.applicable);
   EXPECT_NE(r.reason.find("2/beta"), std::string::npos) << r.reason;
   run.eta = hsdp::Schedule(1.0);
+  // Full batches under add/remove: the mean over n or n +- 1 records moves by at most 2L/n,
+  // the replace-one shift, so the same bound (docs/analyses/neighbours.md).
+  const auto replaced = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
   run.adjacency = hsdp::Adjacency::remove;
-  EXPECT_FALSE(si()->evaluate(run, hsdp::Query::at_delta(1e-5)).applicable);
+  const auto removed = si()->evaluate(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(removed.applicable) << removed.reason;
+  EXPECT_EQ(*removed.epsilon, *replaced.epsilon);
+  // Cyclic batches under add/remove: positions shift, not derived.
+  auto cyc = make_run(hsdp::Sampling::cyclic, 20, 5, 10, 1.0, 1.0, 1.0, 0.01);
+  cyc.adjacency = hsdp::Adjacency::remove;
+  r = si()->evaluate(cyc, hsdp::Query::at_delta(1e-5));
+  EXPECT_FALSE(r.applicable);
+  EXPECT_NE(r.reason.find("cyclic"), std::string::npos) << r.reason;
   run.adjacency = hsdp::Adjacency::replace;
   run.clip = 0.5;  // < L = 1
   EXPECT_FALSE(si()->evaluate(run, hsdp::Query::at_delta(1e-5)).applicable);

@@ -275,4 +275,153 @@ TEST(ShuffledBatches, ExtremesAreFiniteOrInfiniteNeverNan) {
   EXPECT_EQ(*si()->evaluate(loud, hsdp::Query::at_delta(1e-5)).epsilon, kInf);
 }
 
+// ---- An independent solver of the shift program (docs/analyses/shifted-interpolation.md):
+// min sum a_k^2 over a in R^S subject to the gaps b_k(a) = c^k b_0 + sum_{i<=k} c^{k-i}
+// (s_i - a_i) >= 0 for k < S and b_S(a) = 0. A convex QP: its minimiser solves the equality
+// problem of its active set, and every feasible equality solution is >= the minimum, so the
+// minimum over all 2^(S-1) active sets of the feasible minimum-norm solutions is the optimum
+// (no taut string, no hull: Gaussian elimination in long double). Its a must come out >= 0
+// (the sign constraint the docs drop).
+struct Enumerated {
+  long double energy = std::numeric_limits<long double>::infinity();
+  long double min_a = 0;
+};
+
+Enumerated enumerate_program(double c, double gap, const std::vector<double>& s) {
+  using ld = long double;
+  const std::size_t S = s.size();
+  // Row k (1-based) of the gap map: b_k = const_k - sum_{i<=k} c^{k-i} a_i.
+  std::vector<std::vector<ld>> G(S + 1, std::vector<ld>(S, 0.0L));
+  std::vector<ld> cst(S + 1, 0.0L);
+  for (std::size_t k = 1; k <= S; ++k) {
+    cst[k] = std::pow(static_cast<ld>(c), static_cast<ld>(k)) * gap;
+    for (std::size_t i = 1; i <= k; ++i) {
+      const ld w = std::pow(static_cast<ld>(c), static_cast<ld>(k - i));
+      cst[k] += w * s[i - 1];
+      G[k][i - 1] = w;
+    }
+  }
+  Enumerated best;
+  for (std::uint32_t mask = 0; mask < (1u << (S - 1)); ++mask) {
+    std::vector<std::size_t> rows{S};
+    for (std::size_t k = 1; k < S; ++k)
+      if (mask >> (k - 1) & 1u) rows.push_back(k);
+    // a = G_A^T y with (G_A G_A^T) y = cst_A: the minimum-norm solution of G_A a = cst_A.
+    const std::size_t m = rows.size();
+    std::vector<std::vector<ld>> M(m, std::vector<ld>(m + 1, 0.0L));
+    for (std::size_t r = 0; r < m; ++r) {
+      for (std::size_t q = 0; q < m; ++q)
+        for (std::size_t i = 0; i < S; ++i) M[r][q] += G[rows[r]][i] * G[rows[q]][i];
+      M[r][m] = cst[rows[r]];
+    }
+    bool singular = false;
+    for (std::size_t col = 0; col < m && !singular; ++col) {
+      std::size_t piv = col;
+      for (std::size_t r = col + 1; r < m; ++r)
+        if (std::abs(M[r][col]) > std::abs(M[piv][col])) piv = r;
+      if (std::abs(M[piv][col]) < 1e-300L) { singular = true; break; }
+      std::swap(M[col], M[piv]);
+      for (std::size_t r = 0; r < m; ++r) {
+        if (r == col) continue;
+        const ld f = M[r][col] / M[col][col];
+        for (std::size_t q = col; q <= m; ++q) M[r][q] -= f * M[col][q];
+      }
+    }
+    if (singular) continue;
+    std::vector<ld> a(S, 0.0L);
+    for (std::size_t r = 0; r < m; ++r) {
+      const ld y = M[r][m] / M[r][r];
+      for (std::size_t i = 0; i < S; ++i) a[i] += G[rows[r]][i] * y;
+    }
+    bool feasible = true;
+    for (std::size_t k = 1; k < S && feasible; ++k) {
+      ld b = cst[k];
+      for (std::size_t i = 0; i < S; ++i) b -= G[k][i] * a[i];
+      if (b < -1e-12L * (1 + std::abs(cst[k]))) feasible = false;
+    }
+    if (!feasible) continue;
+    ld e = 0;
+    for (const ld x : a) e += x * x;
+    if (e < best.energy) {
+      best.energy = e;
+      best.min_a = *std::min_element(a.begin(), a.end());
+    }
+  }
+  return best;
+}
+
+TEST(ShiftProgram, AnIndependentActiveSetEnumerationAgrees) {
+  std::mt19937_64 g(29);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int checked = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const std::size_t S = 1 + static_cast<std::size_t>(10 * u(g));
+    std::vector<double> s(S);
+    for (auto& x : s) x = u(g) < 0.5 ? 0.0 : std::pow(10.0, 2 * u(g) - 1);
+    const double pick = u(g);
+    const double c = pick < 0.25 ? 1.0 : pick < 0.3 ? 0.0 : u(g);
+    const double gap = u(g) < 0.5 ? 0.0 : std::pow(10.0, 2 * u(g) - 1);
+    const auto ref = enumerate_program(c, gap, s);
+    const double fast = hsdp::div::shift_energy(c, gap, s);
+    ASSERT_TRUE(std::isfinite(static_cast<double>(ref.energy)));
+    EXPECT_NEAR(fast, static_cast<double>(ref.energy), 1e-9 * static_cast<double>(ref.energy) + 1e-15)
+        << "S=" << S << " c=" << c << " gap=" << gap;
+    EXPECT_GE(fast, static_cast<double>(ref.energy) * (1 - 1e-12));  // never below the optimum
+    EXPECT_GE(ref.min_a, -1e-9L);  // the optimum keeps every a_k >= 0
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1500);
+  // The epoch-structured program (with a final shift of its own size) against the enumeration.
+  for (int i = 0; i < 600; ++i) {
+    const std::int64_t l = 1 + static_cast<std::int64_t>(4 * u(g));
+    const std::int64_t J = static_cast<std::int64_t>(3 * u(g));
+    const std::int64_t r = 1 + static_cast<std::int64_t>(static_cast<double>(l) * u(g));
+    if (J * l + r > 10) continue;
+    std::optional<std::int64_t> f;
+    if (u(g) < 0.8) f = 1 + static_cast<std::int64_t>(static_cast<double>(r) * u(g));
+    const double c = u(g) < 0.3 ? 1.0 : u(g);
+    const double h = std::pow(10.0, 2 * u(g) - 1), hf = std::pow(10.0, 2 * u(g) - 1);
+    const double gap = u(g) < 0.5 ? 0.0 : u(g);
+    std::vector<double> s(static_cast<std::size_t>(J * l + r), 0.0);
+    for (std::int64_t e = 1; e <= J; ++e) s[static_cast<std::size_t>(e * l - 1)] = h;
+    if (f) s[static_cast<std::size_t>(J * l + *f - 1)] += hf;
+    const auto ref = enumerate_program(c, gap, s);
+    const double fast = hsdp::div::shift_energy_epochs(c, h, l, J, r, f, hf, gap);
+    EXPECT_NEAR(fast, static_cast<double>(ref.energy), 1e-9 * static_cast<double>(ref.energy) + 1e-15)
+        << "l=" << l << " J=" << J << " r=" << r << " c=" << c;
+    EXPECT_GE(fast, static_cast<double>(ref.energy) * (1 - 1e-12));
+  }
+}
+
+// The position average with more than 128 last-epoch positions is bucketed (each bucket at its
+// last position). Its value against the unbucketed average, computed two independent ways: by
+// shift_energy_epochs at every position, and by the closed form at c = 1 (docs: E_j = h^2
+// ((E-2)/l + 1/j + 1/(l-j+1)) for j >= (l+1)/2, h^2 ((E-2)/l + 4/(l+1)) below).
+TEST(ShuffledBatches, BucketedAverageAgainstEveryPosition) {
+  const std::int64_t n = 600, b = 2, l = 300, E = 3;  // 300 positions: 128 buckets
+  const double eta = 1.0, s = 0.05;
+  const double h = eta * 2.0 / static_cast<double>(b);
+  const auto run = smooth_run(hsdp::Sampling::shuffle, n, b, l * E, eta, s, 1.0, 0.0);
+  const double p = static_cast<double>(b) / static_cast<double>(n);
+  for (const double eps : {0.1, 0.5, 1.0, 2.0}) {
+    long double by_program = 0, by_formula = 0;
+    for (std::int64_t j = 1; j <= l; ++j) {
+      const double e1 = hsdp::div::shift_energy_epochs(1.0, h, l, E - 1, l, j, 0.0);
+      const double jd = static_cast<double>(j), ld_ = static_cast<double>(l), Ed = static_cast<double>(E);
+      const double e2 = h * h * ((Ed - 2) / ld_ + (jd >= (ld_ + 1) / 2 ? 1 / jd + 1 / (ld_ - jd + 1) : 4 / (ld_ + 1)));
+      EXPECT_NEAR(e1, e2, 1e-9 * e2) << "j=" << j;
+      by_program += p * std::exp(hsdp::div::log_theta(eps, std::sqrt(e1) / s));
+      by_formula += p * std::exp(hsdp::div::log_theta(eps, std::sqrt(e2) / s));
+    }
+    const auto r = si()->evaluate(run, hsdp::Query::at_epsilon(eps));
+    ASSERT_TRUE(r.applicable) << r.reason;
+    // An upper bound of the unbucketed average (each bucket at its worst position), and close
+    // to it: the energies of neighbouring positions differ by O(h^2 / l^2).
+    EXPECT_GE(*r.delta, static_cast<double>(by_program) * (1 - 1e-9));
+    EXPECT_GE(*r.delta, static_cast<double>(by_formula) * (1 - 1e-9));
+    EXPECT_LE(*r.delta, static_cast<double>(by_program) * 1.02) << "eps " << eps;
+    EXPECT_EQ(detail(r, "position_classes").value_or(0), 128.0);
+  }
+}
+
 }  // namespace

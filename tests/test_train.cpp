@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 
+#include "hsdp/random/csprng.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
@@ -200,7 +201,7 @@ TEST(TrainConstraint, IteratesStayInTheSet) {
 // Batch policies
 
 TEST(TrainSampler, PoissonFixedShuffleCyclic) {
-  std::mt19937_64 rng(11);
+  auto rng = hsdp::random::Csprng::from_seed(11);
   const std::int64_t n = 1000, b = 50, T = 2000;
   std::vector<std::int64_t> batch;
   {
@@ -398,6 +399,9 @@ TEST(TrainFederated, EachUserExactlyOnce) {
   TrainConfig c = base_config();
   c.algorithm = Algorithm::federated;
   c.batch_size = 8;
+  // Seeded (reproducible), but certified as the unseeded run: a seeded run is otherwise
+  // certified with its order known, and federated Alg. 1 needs it hidden.
+  c.order_known = false;
   c.sigma = 1.0;
   c.record_batches = true;
   const auto r = fit(ds, c);
@@ -418,7 +422,16 @@ TEST(TrainFederated, EachUserExactlyOnce) {
   ASSERT_TRUE(r.report);
   const auto& fed = *std::find_if(r.report->analyses.begin(), r.report->analyses.end(),
                                   [](const auto& a) { return a.name == "federated"; });
-  EXPECT_TRUE(fed.applicable) << fed.reason;
+  // On the noise grid the cost of summing the users' discrete noise is not derived
+  // (docs/security.md): the report says so; the continuous run it stands for is covered.
+  EXPECT_FALSE(fed.applicable);
+  EXPECT_NE(fed.reason.find("no charge is derived"), std::string::npos) << fed.reason;
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("summing the users' discrete noise") != std::string::npos;
+  }));
+  hsdp::Run continuous = r.run;
+  continuous.grid.reset();
+  EXPECT_TRUE(hsdp::find_analysis("federated")->evaluate(continuous, hsdp::Query::at_delta(1e-5)).applicable);
   c.steps = 16;
   EXPECT_THROW(fit(ds, c), InvalidArgument);  // a user would take part twice
 }
@@ -515,7 +528,12 @@ TEST(TrainReport, ViolatedAssumptionsDropAnalyses) {
   EXPECT_FALSE(r.clipping_acts);
   EXPECT_EQ(r.clipped_examples, 0);
   EXPECT_FALSE(r.run.clip.has_value());
-  EXPECT_TRUE(analysis(*r.report, "shifted-renyi").applicable);
+  // shifted-renyi applies to the continuous run; on the trainer's noise grid it does not derive
+  // the roundings' cost and says so (docs/security.md).
+  EXPECT_NE(analysis(*r.report, "shifted-renyi").reason.find("grid"), std::string::npos);
+  hsdp::Run continuous = r.run;
+  continuous.grid.reset();
+  EXPECT_TRUE(hsdp::find_analysis("shifted-renyi")->evaluate(continuous, hsdp::Query::at_delta(1e-5)).applicable);
 }
 
 TEST(TrainReport, RegularisedLipschitzRule) {

@@ -52,8 +52,8 @@ TEST(TrainSpec, FieldsInTheOrderOfTheFlagsEachMemberOnce) {
   }
   const std::vector<std::string> expected = {
       "model", "l2",     "huber_smoothing", "label_bound",  "no_bias", "record_norm", "constraint",
-      "radius", "algorithm", "sampling",    "batch_size",   "steps",   "epochs",      "eta",
-      "eta_schedule", "noise", "sigma",     "noise_std",    "release", "clip"};
+      "radius", "algorithm", "sampling",    "drop_last",    "batch_size", "steps", "epochs", "eta",
+      "eta_schedule", "noise", "sigma",     "noise_std",    "release", "clip", "adjacency", "order_known"};
   EXPECT_EQ(names, expected);
   // Each member of TrainSpec is one field: no two fields share a member.
   std::set<std::string> unique(names.begin(), names.end());
@@ -132,7 +132,8 @@ TEST(TrainSpec, ResolveAcceptsExactlyTheChoicesOfTheTable) {
     EXPECT_EQ(e.field(), f.name);
     EXPECT_EQ(e.range(), "one of " + listed) << e.what();
   }
-  EXPECT_EQ(checked, 7);  // model, constraint, algorithm, sampling, eta_schedule, noise, release
+  EXPECT_EQ(checked, 10);  // model, constraint, algorithm, sampling, drop_last, eta_schedule, noise, release,
+                           // adjacency, order_known
 }
 
 // Resolution reads the table's defaults: an unstated field is its default_text().

@@ -55,6 +55,10 @@ struct Report {
   std::vector<AnalysisResult> add_remove;
   /// Index into `add_remove` of its tightest upper bound; nullopt when none.
   std::optional<std::size_t> add_remove_best;
+  /// Why no analysis that applies to the replace-one run applies under add/remove (e.g. the
+  /// batch order's reason, docs/analyses/neighbours.md); empty when one does, or when the
+  /// add/remove values were not asked for.
+  std::string add_remove_reason;
 };
 
 /// Validates the run, evaluates each analysis (all of them by default) and picks the best.

@@ -29,6 +29,7 @@
 #include <span>
 #include <string>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -156,6 +157,11 @@ struct CalibrationOptions {
   /// Relative width of the final noise bracket (the returned noise is at most this far
   /// above the boundary); integer parameters are solved exactly (T meets, T + 1 does not).
   double relative_tolerance = 1e-4;
+  /// For a replace-one run, also solve the same problem under add/remove-one (the adjacency
+  /// of Opacus and dp_accounting) and return it as CalibrationResult::add_remove, or why no
+  /// analysis covers the run's batch order under add/remove (add_remove_reason). What
+  /// `hsdp calibrate` and hsdp.calibrate print; off for internal searches (the plan).
+  bool with_add_remove = false;
 };
 
 struct CalibrationResult {
@@ -181,6 +187,12 @@ struct CalibrationResult {
   double achieved_delta = 0.0;
   int evaluations = 0;  ///< envelope evaluations used by the search
   std::string note;     ///< remarks on the search (e.g. the value sits at a search limit)
+  /// The adjacency the value holds for (the run's): replace-one or add/remove-one.
+  Adjacency adjacency = Adjacency::replace;
+  /// CalibrationOptions::with_add_remove on a replace-one run: the same problem under
+  /// add/remove-one, or (null) why it is not derived for the run's order.
+  std::shared_ptr<const CalibrationResult> add_remove;
+  std::string add_remove_reason;
 };
 
 /// The adapter of `which` for `base` (validated as calibrate() validates them): noise

@@ -1,4 +1,4 @@
-// Errors and the shared argument checks (DESIGN.md, "Errors and results").
+// Errors and the shared argument checks (docs/architecture.md, "Errors and results").
 //
 // Every public boundary validates its input with these helpers so that every message
 // reads the same: "<parameter> = <value>: must be <range>".

@@ -1,4 +1,4 @@
-// The files a command writes, committed together or not at all (DESIGN.md: "nothing
+// The files a command writes, committed together or not at all (docs/architecture.md: "nothing
 // half-written is left behind"). Every output of a command (hsdp compare --csv --svg, audit
 // exact --csv --plot, train --output, predict --output) goes through write_files_atomically.
 #pragma once

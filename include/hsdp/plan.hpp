@@ -67,6 +67,10 @@ struct PlanProblem {
   std::optional<double> gradient_variance;
   /// federated: fix the users per round m instead of searching it.
   std::optional<std::int64_t> batch_size;
+  /// The neighbouring relation of the target: replace-one (default) or add/remove-one (the
+  /// adjacency of Opacus and dp_accounting; noisy-sgd only: the other settings' analyses are
+  /// stated for replace-one).
+  Adjacency adjacency = Adjacency::replace;
 };
 
 /// Checks a plan request as a user states it (`hsdp plan`, hsdp.plan): epsilon > 0, delta in
@@ -78,6 +82,7 @@ void check_plan_request(const PlanProblem& problem);
 struct Plan {
   PlanSetting setting = PlanSetting::langevin;
   double target_epsilon = 0, target_delta = 0;
+  Adjacency target_adjacency = Adjacency::replace;  ///< the neighbouring relation of the target
   /// False when the target cannot be met (no noise in the search range meets it); then
   /// `reason` says why and nothing below is set.
   bool feasible = false;

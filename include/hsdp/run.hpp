@@ -1,10 +1,10 @@
-// The one description of a training run that every part of hsdp shares (DESIGN.md).
+// The one description of a training run that every part of hsdp shares (docs/architecture.md).
 //
 // A Run describes what was (or will be) done: dataset size, steps, batching, step sizes,
 // noise in parameter space, loss-class constants, the constraint set and what is
 // released. Analyses read it and decide whether their assumptions hold; they never read
 // data. Paper-specific noise conventions are translated into `noise_std` by the adapters
-// at the bottom of this header (the table in DESIGN.md).
+// at the bottom of this header (the table in docs/architecture.md).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,9 @@ enum class NoiseKind { gaussian, laplace };
 ///  fixed   : a uniformly random subset of size b each step, independently across steps
 ///  shuffle : each epoch a fresh uniformly random permutation, hidden and independent of
 ///            the data, cut into l = floor(n/b) batches of b (the n - l b records at its end
-///            unused that epoch); an epoch is l steps
+///            unused that epoch; Run::drop_last), or, keeping the partial last batch, into
+///            ceil(n/b) batches whose last holds the n mod b records left (PyTorch's
+///            DataLoader default, drop_last=False); an epoch is l steps
 ///  cyclic  : records in their given order, batches of size b, wrapping around
 enum class Sampling { full, poisson, fixed, shuffle, cyclic };
 /// What is published: the last iterate, the iterate at a uniformly random stopping
@@ -104,6 +106,27 @@ struct LossClass {
   bool convex = true;
 };
 
+/// Noise drawn on a power-of-two grid by exact discrete samplers (the trainer's runs;
+/// docs/security.md). Compared with the continuous run the analyses describe, each step's map
+/// gains at most two roundings to the grid, and each draw's law is within a factor e^(+-eta)
+/// of the continuous law rounded to the grid (a post-processing of the continuous mechanism)
+/// outside an event of probability beta.
+struct NoiseGrid {
+  /// The extra distance per step, relative to the step's noise std s_t: two runs' next
+  /// pre-noise points may be slack * s_t further apart than the continuous analysis assumes
+  /// (2 lambda sqrt(d) <= 2 2^-32 sqrt(d) s_t). It also bounds the extra sensitivity of one
+  /// step (one rounding) and the extra diameter of the update's image.
+  double slack = 0.0;
+  /// 2 eta summed over every draw: an (eps, delta) of the comparison run holds for the run at
+  /// eps + epsilon (with delta scaled by e^(epsilon/2), plus the beta term).
+  double epsilon = 0.0;
+  /// log of beta summed over every draw (-inf: beta = 0), charged to delta as
+  /// (1 + e^(eps + epsilon/2)) e^log_beta. log_beta >= 0: no charge derived (reason says why).
+  double log_beta = -std::numeric_limits<double>::infinity();
+  /// Why no charge is derived (log_beta >= 0), for the trainer's notes; not part of the report.
+  std::string reason;
+};
+
 struct Run {
   std::int64_t n = 0;                     ///< dataset size (users in the federated setting)
   std::int64_t steps = 0;                 ///< T: number of noisy updates
@@ -122,6 +145,16 @@ struct Run {
   double diameter = std::numeric_limits<double>::infinity();  ///< dia(W); inf = unconstrained
   Release release = Release::last;
   Adjacency adjacency = Adjacency::replace;
+  /// Shuffled batches only: true drops the n mod b records left after the last full batch of
+  /// each epoch's permutation; false keeps them as a smaller last batch, whose gradient is the
+  /// mean over its own records (a record there moves the model by up to 2 eta L / (n mod b)).
+  /// Any other order must keep the default (validate()).
+  bool drop_last = true;
+  /// The batch order is known to whoever sees the model (a published order log or seed; a
+  /// seeded hsdp run): no guarantee may rely on the order being hidden. Shuffled batches are
+  /// then certified at their worst position (no average over the hidden position) and
+  /// Poisson and fixed-size batches without amplification by sampling.
+  bool order_known = false;
   std::optional<std::int64_t> index;      ///< position (1..n) of the differing record, if asked
   std::optional<std::int64_t> dimension;  ///< d, for utility bounds that depend on it
   /// Clipping norm C of the per-example gradients (DP-SGD), if the trainer clips; > 0.
@@ -137,10 +170,19 @@ struct Run {
   /// std of one step's loss (div::PldOptions::cells, [1, 1000]). Unset: the analyses'
   /// defaults (1e-3 and 40). Accuracy vs speed only: every value gives a certified bound.
   std::optional<double> pld_interval, pld_cells;
+  /// Noise drawn on a grid (the trainer's runs); unset: the continuous noise the papers state
+  /// (a hypothetical run typed into `hsdp account`).
+  std::optional<NoiseGrid> grid;
 
   /// Validates every field (ranges, schedule lengths, NaN/inf) and throws
   /// InvalidArgument naming the first offending parameter.
   void validate() const;
+
+  /// Batches per epoch of a shuffled run: floor(n/b) with drop_last, ceil(n/b) without.
+  std::int64_t batches_per_epoch() const;
+  /// Records of the partial last batch of a shuffled run that keeps it (n mod b; 0 when b
+  /// divides n or the partial batch is dropped).
+  std::int64_t partial_batch() const;
 
   /// Laplace scale b_t = std / sqrt(2) (Lap(0, b) has variance 2 b^2).
   double laplace_scale(std::int64_t t) const;
@@ -155,7 +197,7 @@ struct Run {
 /// value is a switch, e.g. "non_convex"). Front ends spell the fields (FieldNames, errors.hpp).
 using FieldValues = std::vector<std::pair<std::string, std::string>>;
 
-/// The paper conventions for the noise parameter sigma (DESIGN.md table).
+/// The paper conventions for the noise parameter sigma (docs/architecture.md table).
 enum class Convention { journal, isit, federated, chourasia, altschuler };
 template <> std::span<const std::pair<Convention, std::string_view>> names();
 std::string_view to_string(Convention);

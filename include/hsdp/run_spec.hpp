@@ -1,4 +1,4 @@
-// How a user states a run, as opposed to the run itself (DESIGN.md, "Stating a run vs the
+// How a user states a run, as opposed to the run itself (docs/architecture.md, "Stating a run vs the
 // run"). Users give the noise as a std, a paper's sigma with its convention, or a DP-SGD
 // noise multiplier with a clip norm; a step-size shape and base; a batch policy. A RunSpec
 // holds what was stated, resolve() turns it into the Run every analysis reads, and
@@ -51,7 +51,8 @@ Schedule noise_schedule(const Run& run, const NoiseParameter& noise);
 /// One field of a RunSpec: its library name (the CLI flag is `--` with '-' for '_', the
 /// Python keyword the name) and what it means.
 struct RunField {
-  enum class Type { switch_, integer, real, word };
+  /// boolean: stated as "true" or "false" (a Python bool).
+  enum class Type { switch_, integer, real, word, boolean };
   std::string_view name;
   std::string_view help;
   Type type = Type::real;  ///< a switch is stated by its presence alone (no value)
@@ -81,9 +82,14 @@ struct RunSpec {
   std::optional<std::int64_t> dimension, index;
   std::optional<std::string> release;    ///< last | random-stop | every
   std::optional<std::string> adjacency;  ///< replace | remove
+  std::optional<bool> drop_last;         ///< shuffled batches: drop the partial last batch (default true)
+  std::optional<bool> order_known;       ///< the batch order is public (default false)
   // Accuracy vs speed of the analyses that compose privacy loss distributions
   // (composition-pld, shifted-interpolation): div::PldOptions::interval and ::cells.
   std::optional<double> pld_interval, pld_cells;
+  // Noise drawn on a grid (Run::grid, docs/security.md): the trainer states these in its "same
+  // report" line; unstated, the run's noise is the papers' continuous noise.
+  std::optional<double> grid_slack, grid_epsilon, grid_log_beta;
 
   /// The Run the analyses read. Throws InvalidArgument naming the first offending field.
   Run resolve() const;

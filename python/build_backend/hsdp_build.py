@@ -3,13 +3,22 @@
     python3 -m pip install . --no-build-isolation
     python3 -m build --wheel --no-isolation
 
-CMake builds the extension (target hsdp_python, python/CMakeLists.txt) and its type stubs
-(scripts/stubgen.py, run by the build); this file packs them into a wheel (PEP 427):
+CMake builds the package (target hsdp_python, python/CMakeLists.txt): the extension, its type
+stubs (scripts/stubgen.py, run by the build) and the pure-Python files of python/hsdp/; this
+file packs them into a wheel (PEP 427):
 
-    hsdp.cpython-311-x86_64-linux-gnu.so    the module
-    hsdp-stubs/__init__.pyi                 its stubs, as a stub-only package (PEP 561: a
-                                            single-file module cannot carry py.typed)
-    hsdp-<version>.dist-info/               METADATA, WHEEL, RECORD
+    hsdp/__init__.py, sklearn.py, torch.py   the package (python/hsdp/)
+    hsdp/_hsdp.cpython-311-x86_64-linux-gnu.so  the extension
+    hsdp/__init__.pyi, hsdp/py.typed         its stubs (PEP 561)
+    hsdp-<version>.dist-info/                METADATA, WHEEL, RECORD
+
+pip asks for the metadata first (prepare_metadata_for_build_wheel): it is written from
+pyproject.toml and CMakeLists.txt without compiling, so `pip install .` says what it builds
+right away; the build itself prints CMake's and the compiler's output to stderr (shown with
+`pip install -v`). Before it starts, the interpreter is checked for what the build needs
+(numpy): a python3 that cannot see Debian's packages (a pyenv or
+other non-Debian interpreter, a venv without --system-site-packages) gets a message that says
+so instead of a CMake error.
 
 Why a backend of our own: scikit-build-core is not packaged in Debian 12, and setuptools
 would need a stand-in Extension and writes its own build/ directory where CMake's lives.
@@ -99,8 +108,28 @@ def _run(command: list) -> None:
     subprocess.run([str(c) for c in command], cwd=ROOT, check=True, stdout=sys.stderr)
 
 
-def _build_module(config_settings) -> tuple[pathlib.Path, pathlib.Path]:
-    """Builds the module (and its stubs) with CMake; returns their paths."""
+def _check_interpreter() -> None:
+    """The module needs numpy at run time and Debian's Python headers: an interpreter that
+    cannot import Debian's numpy is not the one the module is built for. (pybind11 is found by
+    CMake, from pybind11-dev.)"""
+    missing = []
+    for module in ("numpy",):
+        probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
+        if probe.returncode != 0:
+            missing.append(module)
+    if missing:
+        raise RuntimeError(
+            f"hsdp build: {sys.executable} cannot import {', '.join(missing)}. The module is built "
+            "against Debian's packages (python3-numpy, python3-dev, pybind11-dev; "
+            "scripts/install-deps.sh installs them): use /usr/bin/python3, or a venv made from it "
+            "with `/usr/bin/python3 -m venv --system-site-packages` (a pyenv python3, or a venv "
+            "without system site packages, cannot see them). docs/python.md, \"Installing\".")
+
+
+def _build_module(config_settings) -> dict:
+    """Builds the package (extension, stubs, pure-Python files) with CMake; returns its files
+    (archive name -> path)."""
+    _check_interpreter()
     build = _build_dir(config_settings)
     if not (build / "CMakeCache.txt").exists():
         _run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
@@ -109,17 +138,22 @@ def _build_module(config_settings) -> tuple[pathlib.Path, pathlib.Path]:
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
     _run(["cmake", "--build", build, "--target", "hsdp_python", "--parallel", jobs])
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    module = build / "python" / f"{NAME}{suffix}"
+    package = build / "python" / NAME
+    module = package / f"_hsdp{suffix}"
     if not module.exists():
-        found = sorted(p.name for p in (build / "python").glob(f"{NAME}.*.so"))
+        found = sorted(p.name for p in package.glob("_hsdp.*.so"))
         raise RuntimeError(
             f"{build}: no {module.name} for this interpreter ({sys.executable}); the tree holds "
             f"{', '.join(found) or 'no module'}: configure it with -DPYTHON_EXECUTABLE={sys.executable} "
             f"or choose another build directory (-C build-dir=DIR)")
-    stubs = build / "python" / f"{NAME}.pyi"
+    stubs = package / "__init__.pyi"
     if not stubs.exists():
         raise RuntimeError(f"{stubs}: missing (written by scripts/stubgen.py after the module is linked)")
-    return module, stubs
+    files = {f"{NAME}/{module.name}": module, f"{NAME}/__init__.pyi": stubs}
+    for source in sorted((ROOT / "python" / NAME).iterdir()):  # the pure-Python files, as in git
+        if source.is_file() and (source.suffix == ".py" or source.name == "py.typed"):
+            files[f"{NAME}/{source.name}"] = package / source.name
+    return files
 
 
 def _record_line(arcname: str, data: bytes) -> list:
@@ -164,12 +198,20 @@ def get_requires_for_build_sdist(config_settings=None):
     return []
 
 
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    """The dist-info directory without building anything (pip's "Preparing metadata")."""
+    dist_info = pathlib.Path(metadata_directory) / f"{NAME}-{_version()}.dist-info"
+    dist_info.mkdir(parents=True, exist_ok=True)
+    (dist_info / "METADATA").write_text(_metadata())
+    (dist_info / "WHEEL").write_text(
+        f"Wheel-Version: 1.0\nGenerator: hsdp_build\nRoot-Is-Purelib: false\nTag: {_tag()}\n")
+    (dist_info / "top_level.txt").write_text(f"{NAME}\n")
+    return dist_info.name
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    module, stubs = _build_module(config_settings)
-    return _write_wheel(wheel_directory, {
-        module.name: module.read_bytes(),
-        f"{NAME}-stubs/__init__.pyi": stubs.read_bytes(),
-    })
+    files = _build_module(config_settings)
+    return _write_wheel(wheel_directory, {name: path.read_bytes() for name, path in files.items()})
 
 
 def build_sdist(sdist_directory, config_settings=None):

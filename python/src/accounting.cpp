@@ -144,6 +144,9 @@ void bind_accounting(py::module_& m) {
         if (!r.add_remove_best) return py::none();
         return py::float_(*r.add_remove[*r.add_remove_best].epsilon);
       }, "add_remove_best's epsilon, or None when no analysis covers the run under add/remove-one.")
+      .def_readonly("add_remove_reason", &Report::add_remove_reason,
+                    "Why no analysis covers this replace-one run under add/remove-one (e.g. cyclic "
+                    "batches: a record added or removed moves every later record); \"\" otherwise.")
       .def_property_readonly("per_index", [](const Report& r) -> py::object {
         if (!r.per_index) return py::none();
         return to_python(to_json(r)["per_index"]);

@@ -27,6 +27,7 @@ CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_
     refuse_unread("max_steps", std::to_string(max_steps),
                   fmt::format("only {} searches the number of steps", error_field("for", "steps")));
   options.max_steps = require_range(opt("max_steps"), max_steps, 1, std::int64_t{1} << 53);
+  options.with_add_remove = true;
   if (!pyrun.flags) {
     // A run not described with keywords (from calibrate, plan or train): its noise is a
     // parameter-space std, its step sizes are kept.
@@ -97,13 +98,24 @@ void bind_calibrate(py::module_& m) {
       .def_readonly("achieved_delta", &CalibrationResult::achieved_delta, "The target delta.")
       .def_readonly("evaluations", &CalibrationResult::evaluations, "Accountant evaluations the search used.")
       .def_readonly("note", &CalibrationResult::note, "Remarks on the search (e.g. the value sits at a search limit).")
+      .def_property_readonly("adjacency", [](const CalibrationResult& r) { return std::string(to_string(r.adjacency)); },
+                             "The adjacency the value holds for: \"replace\" (one record replaced) or \"remove\" "
+                             "(one added or removed).")
+      .def_property_readonly("add_remove", [](const CalibrationResult& r) -> py::object {
+        if (!r.add_remove) return py::none();
+        return py::cast(*r.add_remove);
+      }, "For a replace-one run: the same calibration under add/remove-one (the adjacency of Opacus and "
+         "dp_accounting), a CalibrationResult; None when that is not derived for the run's batch order "
+         "(add_remove_reason says why) or the run is already add/remove.")
+      .def_readonly("add_remove_reason", &CalibrationResult::add_remove_reason,
+                    "Why no analysis covers the run's order under add/remove-one ('' otherwise).")
       .def("to_json", [](const CalibrationResult& r, int indent) { return to_json(r).dump(indent); },
            py::arg("indent") = 2, "The JSON `hsdp calibrate --json` prints (without the final newline).")
       .def("to_dict", [](const CalibrationResult& r) { return to_python(to_json(r)); }, "to_json() as a dict.")
       .def("__repr__", [](const CalibrationResult& r) {
         if (!r.feasible) return "<hsdp.CalibrationResult infeasible: " + r.reason + ">";
         return "<hsdp.CalibrationResult " + r.name + "=" + show(r.value) + " achieved epsilon=" +
-               show(r.achieved_epsilon) + " (" + r.achieved_name + ")>";
+               show(r.achieved_epsilon) + " (" + r.achieved_name + ", " + std::string(to_string(r.adjacency)) + ")>";
       });
 
   py::class_<ParameterSolution>(m, "ParameterSolution", "The solution of hsdp.calibrate_parameter.")

@@ -295,7 +295,12 @@ void bind_model(py::module_& m) {
 
   m.def(
       "load_model",
-      [](const PathArg& model_file) { return model_of(train::read_json_file(model_file.path), model_file.path); },
+      [](const PathArg& model_file) {
+        nlohmann::json document = train::read_json_file(model_file.path);
+        if (const auto warning = train::release_warning(document, model_file.path))
+          if (PyErr_WarnEx(PyExc_UserWarning, warning->c_str(), 1) < 0) throw py::error_already_set();
+        return model_of(std::move(document), model_file.path);
+      },
       py::arg("model_file"),
       R"doc(Read a model file written by `hsdp train --output` (or Model.save, TrainResult.save) as
 `hsdp predict --model-file` reads it: the file's schema is checked (version 1; every field's type

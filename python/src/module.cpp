@@ -171,9 +171,14 @@ Query make_query(std::optional<double> delta, std::optional<double> epsilon,
 
 }  // namespace hsdp::python
 
-PYBIND11_MODULE(hsdp, m) {
+// The extension is hsdp._hsdp inside the package hsdp (python/hsdp/__init__.py re-exports it
+// next to the pure-Python submodules hsdp.sklearn and hsdp.torch). Its classes and functions
+// are the package's: named before any is defined, so that their __module__, repr and the
+// signatures in their docstrings read hsdp.Run, not hsdp._hsdp.Run.
+PYBIND11_MODULE(_hsdp, m) {
   namespace py = pybind11;
   using namespace hsdp::python;
+  m.attr("__name__") = "hsdp";
   m.doc() =
       "hsdp: differential privacy of the last iterate of noisy gradient descent.\n\n"
       "Describe a training run (hsdp.Run), then ask for its privacy: "

@@ -17,7 +17,7 @@ Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std
                    std::optional<double> lipschitz, std::optional<double> smoothness, double strong_convexity,
                    double diameter, std::optional<std::int64_t> dimension, std::optional<double> r0,
                    std::optional<double> gradient_bound, std::optional<double> gradient_variance,
-                   std::optional<std::int64_t> batch_size) {
+                   std::optional<std::int64_t> batch_size, const std::string& adjacency) {
   PlanProblem p;
   p.setting = parse_plan_setting(setting);
   p.epsilon = epsilon;
@@ -32,6 +32,7 @@ Plan plan_like_cli(const std::string& setting, double epsilon, double delta, std
   p.gradient_bound = gradient_bound;
   p.gradient_variance = gradient_variance;
   p.batch_size = batch_size;
+  p.adjacency = parse_name<Adjacency>(adjacency, opt("adjacency"));
   check_plan_request(p);
   return plan(p);
 }
@@ -79,10 +80,13 @@ void bind_plan(py::module_& m) {
         py::arg("strong_convexity") = 0.0, py::arg("diameter") = std::numeric_limits<double>::infinity(),
         py::arg("dimension") = py::none(), py::arg("r0") = py::none(), py::arg("gradient_bound") = py::none(),
         py::arg("gradient_variance") = py::none(), py::arg("batch_size") = py::none(),
+        py::arg("adjacency") = "replace",
         R"doc(Propose noise, steps and step sizes minimising a paper's utility bound under the target
 (`hsdp plan`). setting: "langevin" | "federated" | "online" | "noisy-sgd" (the trainer's plan:
 T, b, eta and the batch policy needing the least noise under every upper-bound analysis,
-docs/plan.md). An unreachable target is a Plan with feasible == False and a reason.)doc");
+docs/plan.md). adjacency: "replace" (one record replaced, the default) or "remove" (one added or
+removed: Opacus' and dp_accounting's; noisy-sgd only). An unreachable target is a Plan with
+feasible == False and a reason.)doc");
 }
 
 }  // namespace hsdp::python

@@ -86,6 +86,9 @@ bool set_keyword(RunSpec& spec, const std::string& key, py::handle value) {
       case RunField::Type::word:
         if (const auto v = opt_str(k, value)) spec.set(key, *v);
         return true;
+      case RunField::Type::boolean:
+        if (!value.is_none()) spec.set(key, cast_keyword<bool>(k, value, "bool") ? "true" : "false");
+        return true;
     }
   }
   return false;
@@ -117,6 +120,7 @@ const char* python_type(const RunField& field) {
     case RunField::Type::integer: return "int";
     case RunField::Type::real: return "float";
     case RunField::Type::word: return "str";
+    case RunField::Type::boolean:
     case RunField::Type::switch_: break;
   }
   return "bool";
@@ -157,7 +161,7 @@ void bind_run(py::module_& m) {
   // their help, as the command's run flags are.
   static const std::string run_doc = [] {
     std::string doc = R"doc(
-The description of one training run (DESIGN.md "One description of a run").
+The description of one training run (docs/architecture.md, "One run, from flags to report").
 
 Keywords are the run flags of the `hsdp` command, validated by the same code (a bad value
 raises ValueError with the CLI's message, naming the keyword); None (the default) means not
@@ -209,6 +213,8 @@ smoothness=1, diameter=1)
       .def_property_readonly("diameter", [](const PyRun& r) { return r.run.diameter; }, "The constraint set's diameter (inf: unconstrained).")
       .def_property_readonly("release", [](const PyRun& r) { return std::string(to_string(r.run.release)); }, "last, random-stop or every.")
       .def_property_readonly("adjacency", [](const PyRun& r) { return std::string(to_string(r.run.adjacency)); }, "replace (one record replaced) or remove (one added or removed).")
+      .def_property_readonly("drop_last", [](const PyRun& r) { return r.run.drop_last; }, "Shuffled batches: True drops the partial last batch of each epoch, False keeps it as a smaller batch.")
+      .def_property_readonly("order_known", [](const PyRun& r) { return r.run.order_known; }, "True when the batch order is public: no guarantee relies on it being hidden.")
       .def_property_readonly("index", [](const PyRun& r) { return r.run.index; }, "Position 1..n of the differing record, when asked (None otherwise).")
       .def_property_readonly("dimension", [](const PyRun& r) { return r.run.dimension; }, "d, for utility bounds that depend on it (None: not stated).")
       .def_property_readonly("clip", [](const PyRun& r) { return r.run.clip; }, "The per-example clipping norm C, if the trainer clips (None otherwise).")

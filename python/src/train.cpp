@@ -56,6 +56,8 @@ train::TrainSpec stated_run() {
       f.*field.real = v.cast<double>();
     } else if (field.integer) {
       f.*field.integer = v.cast<std::int64_t>();
+    } else if (field.choices == "true|false") {
+      f.*field.word = std::string(v.cast<bool>() ? "true" : "false");  // stated as True / False
     } else {
       f.*field.word = v.cast<std::string>();
     }
@@ -95,6 +97,7 @@ PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsA
                              const std::string&, std::optional<double>, std::optional<double>,
                              std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
                              std::optional<std::string>, std::optional<double>,
+                             std::optional<bool>, std::optional<bool>, std::optional<std::string>,
                              std::optional<py::int_> seed, std::optional<std::string> positive,
                              std::vector<double> feature_scale, std::optional<Ranges> feature_ranges,
                              std::optional<Users> users, const std::string& feature_storage,
@@ -162,7 +165,8 @@ py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const st
                               std::optional<double>, std::optional<double>, std::optional<std::string>,
                               const std::string&, std::optional<double>, std::optional<double>,
                               std::optional<double> epsilon, double delta, std::optional<std::string>,
-                              std::optional<double>, std::optional<std::string> positive,
+                              std::optional<double>, std::optional<bool>, std::optional<bool>, std::optional<std::string>,
+                              std::optional<std::string> positive,
                               std::vector<double> feature_scale, std::optional<Ranges> feature_ranges, std::int64_t trials,
                               double confidence, std::optional<py::int_> seed, std::optional<std::int64_t> canary_index,
                               std::int64_t threads) {
@@ -191,6 +195,7 @@ py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const st
 }
 
 const char* python_type(const train::TrainField& f) {
+  if (f.choices == "true|false") return "bool";  // stated as True / False in Python
   switch (f.type) {
     case train::TrainField::Type::switch_: return "bool";
     case train::TrainField::Type::integer: return "int";
@@ -208,7 +213,8 @@ std::string train_keywords_doc() {
     const bool bias = f.name == "no_bias";
     std::string head = fmt::format("{} ({}", keyword_of(f), python_type(f));
     if (bias) head += ", default True";
-    else if (f.type == train::TrainField::Type::word && f.has_default()) head += fmt::format(", default \"{}\"", f.default_text());
+    else if (f.type == train::TrainField::Type::word && f.has_default() && f.choices != "true|false")
+      head += fmt::format(", default \"{}\"", f.default_text());
     else if (f.has_default()) head += ", default " + f.default_text();
     if (f.type != train::TrainField::Type::word && !f.allowed().empty()) head += ", " + f.allowed();
     head += ")";
@@ -408,7 +414,8 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
         py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(), py::arg("noise") = "gaussian",
         py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(), py::arg("epsilon") = py::none(),
         py::arg("delta") = py::none(), py::arg("no_noise") = false, py::arg("release") = py::none(),
-        py::arg("clip") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
+        py::arg("clip") = py::none(), py::arg("drop_last") = py::none(), py::arg("order_known") = py::none(),
+        py::arg("adjacency") = py::none(), py::arg("seed") = py::none(), py::arg("positive") = py::none(),
         py::arg("feature_scale") = std::vector<double>{}, py::arg("feature_ranges") = py::none(),
         py::arg("users") = py::none(), py::arg("feature_storage") = "auto", py::arg("output") = py::none(),
         train_doc.c_str());
@@ -421,6 +428,7 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
         py::arg("epochs") = py::none(), py::arg("eta") = py::none(), py::arg("eta_schedule") = py::none(),
         py::arg("noise") = "gaussian", py::arg("sigma") = py::none(), py::arg("noise_std") = py::none(),
         py::arg("epsilon") = py::none(), py::arg("delta") = 1e-5, py::arg("release") = py::none(), py::arg("clip") = py::none(),
+        py::arg("drop_last") = py::none(), py::arg("order_known") = py::none(), py::arg("adjacency") = py::none(),
         py::arg("positive") = py::none(), py::arg("feature_scale") = std::vector<double>{},
         py::arg("feature_ranges") = py::none(), py::arg("trials") = 200, py::arg("confidence") = 0.95, py::arg("seed") = py::none(),
         py::arg("canary_index") = py::none(), py::arg("threads") = 0,

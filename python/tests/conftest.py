@@ -1,5 +1,5 @@
 """Shared helpers of the Python tests: the module under test and the `hsdp` command of the
-same build (HSDP_CLI, or build/hsdp next to build/python/hsdp*.so)."""
+same build (HSDP_CLI, or build/hsdp next to the package build/python/hsdp/)."""
 
 import json
 import os
@@ -18,7 +18,7 @@ def cli_path() -> str:
     env = os.environ.get("HSDP_CLI")
     if env:
         return env
-    return str(pathlib.Path(hsdp.__file__).resolve().parent.parent / "hsdp")
+    return str(pathlib.Path(hsdp.__file__).resolve().parents[2] / "hsdp")
 
 
 def run_cli(*args, check=True):

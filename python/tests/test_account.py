@@ -166,8 +166,9 @@ def test_run_signature_lists_the_run_fields():
 
 
 def test_pld_grid_keywords_reach_composition_pld():
-    # A Gaussian composition: 100 full-batch steps, noise multiplier 5, add/remove = 2-GDP.
-    kw = dict(n=1000, batch_size=1000, steps=100, eta=0.1, noise_multiplier=5, clip=1, adjacency="remove",
+    # A Gaussian composition: 100 steps reading every record, the sum over the fixed n (Poisson,
+    # q = 1), noise multiplier 5, add/remove = 2-GDP.
+    kw = dict(n=1000, batch_size=1000, sampling="poisson", steps=100, eta=0.1, noise_multiplier=5, clip=1, adjacency="remove",
               release="every")
     default = hsdp.account(hsdp.Run(**kw), delta=1e-5, analyses=["composition-pld"]).analyses[0]
     fine_run = hsdp.Run(**kw, pld_interval=1e-4, pld_cells=100)

@@ -29,13 +29,15 @@ def test_one_version():
 
 @pytest.mark.skipif(not INSTALLED, reason="runs against the module installed by scripts/test.sh")
 def test_the_tests_run_against_the_installed_package():
-    module = pathlib.Path(hsdp.__file__).resolve()
-    assert module.is_relative_to(pathlib.Path(sys.prefix).resolve()), module
+    package = pathlib.Path(hsdp.__file__).resolve().parent
+    assert package.is_relative_to(pathlib.Path(sys.prefix).resolve()), package
     assert importlib.metadata.version("hsdp") == hsdp.__version__
-    stubs = module.parent / "hsdp-stubs" / "__init__.pyi"
+    stubs = package / "__init__.pyi"
     assert "def account(" in stubs.read_text()
     files = {str(f) for f in importlib.metadata.files("hsdp")}
-    assert module.name in files and "hsdp-stubs/__init__.pyi" in files
+    extension = pathlib.Path(hsdp._hsdp.__file__).name
+    sources = {f"hsdp/{p.name}" for p in (REPO / "python" / "hsdp").iterdir() if p.suffix == ".py"}
+    assert {f"hsdp/{extension}", "hsdp/__init__.pyi", "hsdp/py.typed"} | sources <= files, files
 
 
 @pytest.mark.skipif(not BUILD_DIR, reason="needs HSDP_BUILD_DIR, the CMake tree to pack (scripts/test.sh)")
@@ -59,6 +61,20 @@ def test_the_wheel_installs_in_a_fresh_venv(tmp_path):
     assert out[0] == cmake_version()
     assert float(out[1]) == pytest.approx(4.22, abs=0.01) and float(out[2]) == pytest.approx(2.38, abs=0.01)
     assert out[3].startswith("(run, *, delta=None")
-    site = subprocess.run([python, "-c", "import hsdp, pathlib; print(pathlib.Path(hsdp.__file__).parent)"],
-                          check=True, capture_output=True, text=True, cwd=tmp_path).stdout.strip()
-    assert (pathlib.Path(site) / "hsdp-stubs" / "__init__.pyi").exists()
+    package = subprocess.run([python, "-c", "import hsdp, pathlib; print(pathlib.Path(hsdp.__file__).parent)"],
+                             check=True, capture_output=True, text=True, cwd=tmp_path).stdout.strip()
+    assert (pathlib.Path(package) / "__init__.pyi").exists() and (pathlib.Path(package) / "py.typed").exists()
+
+
+def test_metadata_is_prepared_without_compiling(tmp_path):
+    # pip's "Preparing metadata" step: the backend writes the dist-info from pyproject.toml and
+    # CMakeLists.txt alone (no CMake run: it returns at once, even with no build tree).
+    sys.path.insert(0, str(REPO / "python" / "build_backend"))
+    try:
+        import hsdp_build
+    finally:
+        sys.path.pop(0)
+    name = hsdp_build.prepare_metadata_for_build_wheel(str(tmp_path), {"build-dir": str(tmp_path / "none")})
+    assert name == f"hsdp-{cmake_version()}.dist-info"
+    assert f"Version: {cmake_version()}" in (tmp_path / name / "METADATA").read_text()
+    assert not (tmp_path / "none").exists()

@@ -20,17 +20,31 @@ else:
     pytest.importorskip("torch")
 
 
-def test_certificate_is_for_the_loop_that_ran(tmp_path):
+def run_example(tmp_path, *flags):
     out = tmp_path / "torch.json"
     env = dict(os.environ)
     import hsdp
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(hsdp.__file__)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        [os.path.dirname(os.path.dirname(hsdp.__file__))] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     proc = subprocess.run([sys.executable, str(REPO / "examples" / "torch_shuffled.py"), "--subset", "600",
-                           "--batch-size", "64", "--epochs", "3", "--seed", "1", "--json", str(out)],
+                           "--batch-size", "64", "--epochs", "3", "--json", str(out)] + list(flags),
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr
-    doc = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def same_run_on_the_command(loop):
+    args = ["account", "--n", loop["n"], "--steps", loop["steps"], "--batch-size", 64, "--sampling", "shuffle",
+            "--drop-last", "true" if loop["drop_last"] else "false",
+            "--order-known", "true" if loop["order_known"] else "false",
+            "--eta", loop["eta"], "--noise-std", repr(loop["noise_std"]), "--lipschitz", repr(2 ** 0.5),
+            "--smoothness", 0.5, "--diameter", 2 * loop["radius"], "--dimension", loop["parameters"],
+            "--release", "last", "--delta", 1e-5]
+    return cli_json(*args)[1]
+
+
+def test_certificate_is_for_the_loop_that_ran(tmp_path):
+    doc = run_example(tmp_path, "--seed", "1")
     loop, report = doc["loop"], doc["report"]
     run = report["run"]
     # The run the loop performed: 600 records, floor(600/64) = 9 batches of exactly 64 per
@@ -44,14 +58,44 @@ def test_certificate_is_for_the_loop_that_ran(tmp_path):
     assert run["noise_std"] == loop["noise_std"] == doc["calibration"]["value"]
     assert run["eta"] == loop["eta"]
     assert run["diameter"] == 2 * loop["radius"]
-    # Certified for the final model at the target, by the shuffled-batch analysis.
-    assert report["best"]["name"] == "shifted-interpolation"
-    assert report["best"]["epsilon"] <= 1.0
+    # Seeded: the order is known to whoever knows the seed, so the certificate is the worst
+    # position (no average over a hidden one).
+    assert loop["order_known"] and run["order_known"] is True
+    best = report["best"]
+    assert best["name"] == "shifted-interpolation"
+    assert best["epsilon"] <= 1.0
+    si = next(a for a in report["analyses"] if a["name"] == "shifted-interpolation")
+    assert si["details"]["worst_case_epsilon"] == si["epsilon"]
     assert doc["calibration"]["achieved"]["epsilon"] <= 1.0
     assert 0.5 < doc["test_accuracy"] <= 1.0
     # The same run stated to the command gives the same report.
-    _, cli = cli_json("account", "--n", 600, "--steps", 27, "--batch-size", 64, "--sampling", "shuffle",
-                      "--eta", loop["eta"], "--noise-std", repr(loop["noise_std"]), "--lipschitz", repr(2 ** 0.5),
-                      "--smoothness", 0.5, "--diameter", 2 * loop["radius"], "--dimension", loop["parameters"],
-                      "--release", "last", "--delta", 1e-5)
-    assert cli["best"] == report["best"]
+    assert same_run_on_the_command(loop)["best"] == best
+
+
+def test_pytorch_default_keeps_the_partial_last_batch(tmp_path):
+    # DataLoader(drop_last=False): 600 = 9 * 64 + 24, so 10 steps per epoch, the last over 24
+    # records (its mean gradient moves by up to 2 eta L / 24); unseeded: the order is hidden.
+    doc = run_example(tmp_path, "--drop-last", "false")
+    loop, report = doc["loop"], doc["report"]
+    run = report["run"]
+    assert loop["steps_per_epoch"] == 10 and loop["steps"] == run["steps"] == 30
+    assert loop["batch_sizes"] == [24, 64]
+    assert loop["max_reads_per_epoch"] == 1
+    assert run["drop_last"] is False and run["order_known"] is False
+    si = next(a for a in report["analyses"] if a["name"] == "shifted-interpolation")
+    assert si["applicable"] and report["best"]["name"] == "shifted-interpolation"
+    assert report["best"]["epsilon"] <= 1.0
+    # The partial batch is charged: its sensitivity over the noise is 64/24 that of a full one,
+    # and the worst case (the record in the short batch of every epoch) is above the average.
+    d = si["details"]
+    assert abs(d["partial_batch_sensitivity_over_noise"] / d["sensitivity_over_noise"] - 64 / 24) < 1e-9
+    assert d["worst_case_epsilon"] > si["epsilon"]
+    # Calibrated for this order: the same loop with the partial batch dropped needs less noise.
+    dropped = json.loads(subprocess.run(
+        [sys.executable, "-c", "import hsdp, json; r = hsdp.calibrate(hsdp.Run(n=600, steps=27, batch_size=64, "
+         "sampling='shuffle', eta=%r, noise_std=1.0, lipschitz=%r, smoothness=0.5, diameter=%r, dimension=%d, "
+         "release='last'), 'noise', epsilon=1.0, delta=1e-5, noise_unit='std'); print(json.dumps(r.value))"
+         % (loop["eta"], 2 ** 0.5, 2 * loop["radius"], loop["parameters"])],
+        capture_output=True, text=True, env=dict(os.environ), timeout=300).stdout)
+    assert loop["noise_std"] > dropped
+    assert same_run_on_the_command(loop)["best"] == report["best"]

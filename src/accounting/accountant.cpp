@@ -38,9 +38,11 @@ std::optional<std::size_t> best_upper(const std::vector<AnalysisResult>& results
 void add_add_remove(Report& report, std::span<const AnalysisPtr> analyses) {
   report.add_remove.clear();
   report.add_remove_best.reset();
+  report.add_remove_reason.clear();
   if (report.run.adjacency != Adjacency::replace) return;
   Run other = report.run;
   other.adjacency = Adjacency::remove;
+  std::string first_reason;
   for (const auto& a : analyses) {
     const bool applies = std::any_of(report.analyses.begin(), report.analyses.end(), [&](const AnalysisResult& r) {
       return r.name == a->name() && r.applicable;
@@ -48,8 +50,12 @@ void add_add_remove(Report& report, std::span<const AnalysisPtr> analyses) {
     if (!applies) continue;
     AnalysisResult r = a->evaluate(other, report.query);
     if (r.applicable) report.add_remove.push_back(std::move(r));
+    // The reason to show: the baseline's, which names the batch order (what a neighbour
+    // changes in it, docs/analyses/neighbours.md), else the first one.
+    else if (first_reason.empty() || r.name == "composition-pld") first_reason = r.reason;
   }
   report.add_remove_best = best_upper(report.add_remove, report.query);
+  if (!report.add_remove_best) report.add_remove_reason = first_reason;
 }
 
 bool is_per_index(const Analysis& analysis, const Run& run) {

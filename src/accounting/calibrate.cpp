@@ -449,7 +449,9 @@ CalibrationAdapter calibration_adapter(const Run& base, CalibrationParameter whi
   return a;
 }
 
-CalibrationResult calibrate(const Run& base, CalibrationParameter which, double epsilon,
+namespace {
+
+CalibrationResult calibrate_one(const Run& base, CalibrationParameter which, double epsilon,
                             double delta, const CalibrationOptions& options) {
   base.validate();
   require_nonnegative("epsilon", epsilon);
@@ -528,6 +530,32 @@ CalibrationResult calibrate(const Run& base, CalibrationParameter which, double 
   return out;
 }
 
+}  // namespace
+
+CalibrationResult calibrate(const Run& base, CalibrationParameter which, double epsilon, double delta,
+                            const CalibrationOptions& options) {
+  CalibrationResult out = calibrate_one(base, which, epsilon, delta, options);
+  out.adjacency = base.adjacency;
+  if (!options.with_add_remove || base.adjacency != Adjacency::replace) return out;
+  // The same problem under add/remove-one, when an analysis covers the run's order there
+  // (docs/analyses/neighbours.md); otherwise the order's reason.
+  Report probe = account(base, Query::at_delta(delta),
+                         options.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses()) : options.analyses);
+  add_add_remove(probe, options.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses()) : options.analyses);
+  if (!probe.add_remove_best && !probe.add_remove_reason.empty()) {
+    out.add_remove_reason = probe.add_remove_reason;
+    return out;
+  }
+  Run other = base;
+  other.adjacency = Adjacency::remove;
+  CalibrationOptions o = options;
+  o.with_add_remove = false;
+  auto r = std::make_shared<CalibrationResult>(calibrate_one(other, which, epsilon, delta, o));
+  r->adjacency = Adjacency::remove;
+  out.add_remove = std::move(r);
+  return out;
+}
+
 nlohmann::json to_json(const CalibrationResult& r) {
   nlohmann::json j;
   j["parameter"] = to_string(r.parameter);
@@ -538,6 +566,7 @@ nlohmann::json to_json(const CalibrationResult& r) {
     j["value"] = nullptr;
     j["achieved"] = nullptr;
     j["reason"] = r.reason;
+    j["adjacency"] = to_string(r.adjacency);
     return j;
   }
   if (r.parameter == CalibrationParameter::noise) {
@@ -551,6 +580,15 @@ nlohmann::json to_json(const CalibrationResult& r) {
                    {"epsilon", r.achieved_epsilon},
                    {"delta", r.achieved_delta}};
   if (!r.note.empty()) j["note"] = r.note;
+  j["adjacency"] = to_string(r.adjacency);
+  if (r.add_remove) {
+    nlohmann::json a = to_json(*r.add_remove);
+    a.erase("run");  // the same run, adjacency remove
+    j["add_remove"] = a;
+  } else if (!r.add_remove_reason.empty()) {
+    j["add_remove"] = nullptr;
+    j["add_remove_reason"] = r.add_remove_reason;
+  }
   j["run"] = to_json(r.run);
   return j;
 }

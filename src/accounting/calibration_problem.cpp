@@ -33,6 +33,9 @@ CalibrationProblem calibration_problem(RunSpec f, std::string_view for_parameter
     refuse_unread("max_steps", std::to_string(*max_steps),
                   fmt::format("only {} searches the number of steps", error_field("for", "steps")));
   if (max_steps) p.options.max_steps = require_range(opt("max_steps"), *max_steps, 1, std::int64_t{1} << 53);
+  // A replace-one statement is answered under add/remove-one too (the adjacency of Opacus and
+  // dp_accounting), beside it.
+  p.options.with_add_remove = true;
 
   NoiseParameter noise;
   if (p.which == CalibrationParameter::noise) {

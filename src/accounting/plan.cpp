@@ -156,6 +156,7 @@ Plan start(const PlanProblem& p) {
   out.setting = p.setting;
   out.target_epsilon = p.epsilon;
   out.target_delta = p.delta;
+  out.target_adjacency = p.adjacency;
   return out;
 }
 
@@ -742,7 +743,8 @@ Plan plan(const PlanProblem& problem) {
 nlohmann::json to_json(const Plan& p) {
   nlohmann::json j;
   j["setting"] = to_string(p.setting);
-  j["target"] = {{"epsilon", p.target_epsilon}, {"delta", p.target_delta}};
+  j["target"] = {{"epsilon", p.target_epsilon}, {"delta", p.target_delta},
+                 {"adjacency", to_string(p.target_adjacency)}};
   j["feasible"] = p.feasible;
   if (!p.feasible) {
     j["reason"] = p.reason;
@@ -778,8 +780,9 @@ nlohmann::json to_json(const Plan& p) {
 }
 
 std::string to_text(const Plan& p) {
-  std::string out = fmt::format("plan: setting={} target epsilon={} delta={}\n",
-                                to_string(p.setting), show(p.target_epsilon), show(p.target_delta));
+  std::string out = fmt::format("plan: setting={} target epsilon={} delta={} ({})\n",
+                                to_string(p.setting), show(p.target_epsilon), show(p.target_delta),
+                                p.target_adjacency == Adjacency::remove ? "add/remove-one" : "replace-one");
   if (!p.feasible) return out + "infeasible: " + p.reason + "\n";
   const Run& r = p.run;
   out += fmt::format(
@@ -816,6 +819,11 @@ void check_plan_request(const PlanProblem& p) {
     if (p.setting != PlanSetting::federated && value)
       refuse_unread(field, show(*value), fmt::format("only {} reads it (not {})", error_field("setting", "federated"),
                                                      error_field("setting", setting)));
+  if (p.adjacency != Adjacency::replace && p.setting != PlanSetting::noisy_sgd)
+    fail(opt("adjacency"), to_string(p.adjacency),
+         fmt::format("replace with {} (its analyses are stated for replace-one neighbours; add/remove-one is "
+                     "planned for {})",
+                     error_field("setting", to_string(p.setting)), error_field("setting", "noisy-sgd")));
   if (p.setting != PlanSetting::federated && p.setting != PlanSetting::noisy_sgd && p.batch_size)
     refuse_unread("batch_size", std::to_string(*p.batch_size),
                   fmt::format("only {} and {} read it (not {})", error_field("setting", "federated"),

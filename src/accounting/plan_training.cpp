@@ -98,6 +98,7 @@ PolicyCandidate calibrate_policy(Run base, Sampling sampling, double epsilon, do
   PolicyCandidate out;
   out.sampling = sampling;
   base.sampling = sampling;
+  if (sampling != Sampling::shuffle) base.drop_last = true;  // only a shuffled epoch has a partial batch
   if (sampling == Sampling::full) base.batch_size = base.n;
   base.noise_std = Schedule(1.0);  // the start of the search
   CalibrationOptions options;
@@ -127,6 +128,7 @@ Plan plan_noisy_sgd(const PlanProblem& p) {
   out.setting = PlanSetting::noisy_sgd;
   out.target_epsilon = p.epsilon;
   out.target_delta = p.delta;
+  out.target_adjacency = p.adjacency;
   const double eta = kEtaFraction / beta;
   const TrainingRule rule = training_rule(p.n, L, eta, p.epsilon, p.delta, p.batch_size);
 
@@ -141,7 +143,7 @@ Plan plan_noisy_sgd(const PlanProblem& p) {
   base.loss.convex = true;
   base.diameter = p.diameter;
   base.release = Release::last;
-  base.adjacency = Adjacency::replace;
+  base.adjacency = p.adjacency;
   if (p.dimension) base.dimension = require_range(opt("dimension"), *p.dimension, 1, std::int64_t{1} << 53);
 
   std::vector<PolicyCandidate> candidates;

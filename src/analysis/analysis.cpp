@@ -13,6 +13,11 @@
 
 namespace hsdp {
 
+namespace {
+// log(1 + e^x) without overflow.
+double log1p_exp(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+}  // namespace
+
 Query Query::at_epsilon(double epsilon) {
   Query q;
   q.epsilon = require_nonnegative("epsilon", epsilon);
@@ -70,7 +75,18 @@ double round_up(double value) {
 std::optional<std::string> Analysis::not_applicable(const Run& run) const {
   if (!run.eta_known && reads_eta())
     return fmt::format("needs the step size eta ({})", report_field("eta"));
-  return check(run);
+  if (auto why = check(run)) return why;
+  if (run.grid && kind() != BoundKind::heuristic) {
+    if (run.grid->log_beta >= 0.0)
+      return fmt::format(
+          "the noise was drawn on a grid and no charge is derived for this run ({} >= 0; docs/security.md)",
+          report_field("grid_log_beta"));
+    if (!charges_grid())
+      return std::string(
+          "the noise was drawn on a grid (exact discrete samplers, docs/security.md) and this analysis does "
+          "not derive the cost of the roundings");
+  }
+  return std::nullopt;
 }
 
 AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
@@ -104,11 +120,28 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
 void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) const {
   r.applicable = true;
   r.index = index(run);
+  // Noise on a grid (docs/security.md): the run is a post-processing of the continuous run
+  // this analysis bounds, up to its samplers: each draw's law within e^(+-eta) of the rounded
+  // continuous law outside probability beta. An (e', d') of the comparison run gives the run
+  // (e' + E, e^(E/2) d' + tv (1 + e^(e' + E/2))), E = 2 sum eta, tv = sum beta. A heuristic is
+  // not charged.
+  const bool charged = run.grid && kind() != BoundKind::heuristic;
+  const double E = charged ? run.grid->epsilon : 0.0;
+  const double log_beta = charged ? run.grid->log_beta : -std::numeric_limits<double>::infinity();
   if (query.epsilon) {
     const double eps = *query.epsilon;
-    const double ld = log_delta(run, eps);
+    const double inner = std::max(0.0, eps - E);
+    double ld = log_delta(run, inner);
     if (std::isnan(ld))
-      throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", name(), eps));
+      throw std::logic_error(fmt::format("{}: log delta is NaN at eps = {}", name(), inner));
+    if (charged) {
+      std::vector<double> terms{ld + 0.5 * E};
+      if (log_beta > -std::numeric_limits<double>::infinity())
+        terms.push_back(log_beta + log1p_exp(inner + 0.5 * E));
+      // Below E: (E, d) implies (eps, d + e^E - e^eps).
+      if (eps < E) terms.push_back(eps + std::log(std::expm1(E - eps)));
+      ld = num::logsumexp(terms);
+    }
     r.epsilon = eps;
     // An upper bound reports delta_upper (delta > 1 is vacuous: 1; below the smallest
     // normal double: DBL_MIN, above the true value, with the exact log delta in the note);
@@ -121,9 +154,35 @@ void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) co
       r.note = fmt::format("delta = e^{} is below the smallest normal double; reported as {}",
                            show(ld), show(*r.delta));
   } else {
-    const double eps = epsilon(run, *query.delta);
+    const double delta = *query.delta;
+    double eps = 0.0;
+    if (!charged) {
+      eps = epsilon(run, delta);
+    } else if (log_beta == -std::numeric_limits<double>::infinity()) {
+      eps = epsilon(run, delta * std::exp(-0.5 * E)) + E;
+    } else if (log_beta + log1p_exp(1e4 + 1.0 + 0.5 * E) <= std::log(delta * 0x1p-50)) {
+      // beta (1 + e^(e' + 1 + E/2)) <= delta 2^-50 for every e' up to 1e4 (beyond, epsilon()
+      // reports +inf): one evaluation at delta (1 - 2^-50) e^(-E/2).
+      eps = epsilon(run, delta * (1.0 - 0x1p-50) * std::exp(-0.5 * E)) + E;
+    } else {
+      // The smallest e' with e^(E/2) d'(e') + beta (1 + e^(e' + E/2)) <= delta: e' at
+      // (delta - xi) e^(-E/2) with xi >= beta (1 + e^(b + 1 + E/2)), valid while e' <= b + 1.
+      // xi is at least delta 2^-50, so that a beta term too small for a double is still paid.
+      double base = epsilon(run, delta * std::exp(-0.5 * E));
+      eps = std::numeric_limits<double>::infinity();
+      for (int round = 0; round < 4 && std::isfinite(base); ++round) {
+        const double xi = std::max(delta * 0x1p-50, std::exp(log_beta + log1p_exp(base + 1.0 + 0.5 * E)));
+        if (!(xi < delta)) break;
+        const double e = epsilon(run, (delta - xi) * std::exp(-0.5 * E));
+        if (std::isnan(e) || e <= base + 1.0) {
+          eps = e + E;
+          break;
+        }
+        base = e;
+      }
+    }
     if (std::isnan(eps))
-      throw std::logic_error(fmt::format("{}: epsilon is NaN at delta = {}", name(), *query.delta));
+      throw std::logic_error(fmt::format("{}: epsilon is NaN at delta = {}", name(), delta));
     r.delta = *query.delta;
     r.epsilon = kind() != BoundKind::lower ? round_up(eps) : eps;
     if (std::isinf(eps))
@@ -131,8 +190,12 @@ void Analysis::compute(const Run& run, const Query& query, AnalysisResult& r) co
   }
   if (r.note.empty()) r.note = note(run);
   r.details = details(run, query);
-  // The RDP curve at the requested orders (RDP analyses only), rounded up.
-  for (const double alpha : query.alphas) {
+  // The RDP curve at the requested orders (RDP analyses only), rounded up. Not on a gridded
+  // run: its samplers' charge is stated for (epsilon, delta).
+  if (run.grid && !query.alphas.empty() && rdp_at(run, query.alphas.front()))
+    r.note += std::string(r.note.empty() ? "" : "; ") +
+              "no RDP curve: the noise grid's charge applies to (epsilon, delta) only";
+  for (const double alpha : run.grid ? std::vector<double>{} : query.alphas) {
     if (auto v = rdp_at(run, alpha)) {
       if (std::isnan(*v))
         throw std::logic_error(fmt::format("{}: RDP is NaN at alpha = {}", name(), alpha));

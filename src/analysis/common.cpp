@@ -30,7 +30,11 @@ std::variant<PsiDiameter, std::string> psi_diameter(const Run& run, std::int64_t
       offer(std::sqrt(std::max(0.0, m2)) * D, PsiRule::strongly_convex);
     }
   }
-  if (best) return *best;
+  if (best) {
+    // Noise on a grid: the update's image gains one rounding to the grid (docs/security.md).
+    best->value += grid_extra(run, t);
+    return *best;
+  }
   if (run.loss.smoothness && run.loss.convex)
     return fmt::format("eta = {} exceeds 2/beta = {} and no Lipschitz constant is given",
                        eta, 2.0 / *run.loss.smoothness);
@@ -53,16 +57,22 @@ std::variant<PsiDiameter, std::string> max_psi_diameter(const Run& run) {
 }
 
 double sensitivity(const Run& run, std::int64_t t) {
-  return 2.0 * run.eta.at(t) * run.loss.lipschitz.value() / static_cast<double>(run.batch_size);
+  return 2.0 * run.eta.at(t) * run.loss.lipschitz.value() / static_cast<double>(run.batch_size) +
+         grid_extra(run, t);
+}
+
+double grid_extra(const Run& run, std::int64_t t) {
+  return run.grid ? run.grid->slack * run.noise_std.at(t) : 0.0;
 }
 
 std::optional<std::string> check_one_pass(const Run& run, bool allow_laplace) {
   if (!allow_laplace && run.noise != NoiseKind::gaussian)
     return fmt::format("needs Gaussian noise ({})", report_field("noise", "gaussian"));
   if (run.adjacency != Adjacency::replace)
-    return std::string(
-        "stated for replace-one neighbours (a record changed in place); add/remove shifts "
-        "the positions of later records");
+    return fmt::format(
+        "stated for replace-one neighbours (a record changed in place); under add/remove the {} "
+        "order moves later records to other positions",
+        to_string(run.sampling));
   if (!run.loss.lipschitz)
     return fmt::format("needs the Lipschitz constant L of the loss ({})", report_field("lipschitz"));
   if (!run.single_pass())

@@ -36,8 +36,13 @@ std::variant<PsiDiameter, std::string> psi_diameter(const Run& run, std::int64_t
 std::variant<PsiDiameter, std::string> max_psi_diameter(const Run& run);
 
 /// psi_t = sup ||Psi_f(w) - Psi_f'(w)|| for one replaced record in a batch of b:
-/// 2 eta_t L / b (journal Thm 4, psi with ||grad|| <= L). Requires L.
+/// 2 eta_t L / b (journal Thm 4, psi with ||grad|| <= L), plus grid_extra. Requires L.
 double sensitivity(const Run& run, std::int64_t t);
+
+/// Noise on a grid (Run::grid, docs/security.md): the extra distance the roundings can add to
+/// step t's sensitivity, image diameter or shift, grid->slack * noise_std_t; 0 without a grid.
+/// psi_diameter and sensitivity include it.
+double grid_extra(const Run& run, std::int64_t t);
 
 /// Common checks of the one-pass contraction analyses: Gaussian noise (unless
 /// `allow_laplace`), replace adjacency, L known, every record used at most once (one pass

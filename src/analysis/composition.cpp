@@ -10,22 +10,23 @@
 // iterates is the sum of the per-step RDP, the post-processing of the last iterate
 // included). The curve is converted to (eps, delta) by div::best_epsilon / best_delta.
 //
-// Sampling (docs/analyses/composition.md):
+// Sampling and adjacency (docs/analyses/composition.md; what a neighbour changes in each
+// order: docs/analyses/neighbours.md, src/analysis/neighbours.hpp):
 //   poisson : q = b/n, Mironov-Talwar-Zhang 2019 (add/remove, exact), replace via a valid
 //             upper bound (div/rdp.cpp);
-//   fixed   : q = b/n, Wang-Balle-Kasiviswanathan 2019 Thm 9 (replace-one); add/remove
-//             without amplification (conservative);
-//   full    : q = 1, the Gaussian mechanism (sensitivity 1 for add/remove, 2 for replace);
-//   shuffle, cyclic : treated as q = 1 at every step (conservative: every step is at most
-//             the non-subsampled Gaussian mechanism whatever the batching, by joint
-//             convexity; no amplification by shuffling is claimed). With replace-one
-//             neighbours only the steps that can read a given record are charged: cyclic
-//             ceil(T b / n); shuffle ceil(T / l), l = floor(n/b) batches per epoch, since a
-//             permutation reads each record at most once per epoch. For shuffled batches
-//             this holds for every fixed permutation, and the run's output pair is the
-//             mixture over permutations with equal weights for both neighbours (the
-//             permutation does not depend on the data): a mixture of pairs that each meet a
-//             bound meets it (joint convexity of E_gamma; quasi-convexity of D_alpha).
+//   fixed   : q = b/n, Wang-Balle-Kasiviswanathan 2019 Thm 9 (replace-one); add/remove by the
+//             swap coupling: the Poisson add/remove pair with sensitivity 2 (z/2), b <= n - 1;
+//   full    : the Gaussian mechanism of sensitivity 2C/n (the mean over n or n +- 1 records,
+//             both adjacencies);
+//   shuffle : at most once per epoch (k = ceil(T/l) epochs), a full batch 2C/b, the kept
+//             partial batch 2C/r; add/remove when both neighbours cut an epoch alike (the
+//             coupling), plus the partial batch's change every epoch when it is kept;
+//   cyclic  : replace-one: the ceil(T b / n) steps that read a record; add/remove refused.
+//   An order known to the adversary (Run::order_known): Poisson and fixed-size batches
+//   without amplification, the Gaussian at every step.
+// Mixtures over the data-independent batch randomness have the same weights for both
+// neighbours, so a bound that holds for each fixed draw holds for the run (joint convexity
+// of E_gamma; quasi-convexity of D_alpha).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,6 +38,7 @@
 #include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
 #include "composition_params.hpp"
+#include "neighbours.hpp"
 #include "registry.hpp"
 
 namespace hsdp::detail {
@@ -50,6 +52,7 @@ Params params(const Run& run) { return composition_params(run); }
 class CompositionRdp final : public RdpAnalysis {
  public:
   std::string_view name() const override { return "composition-rdp"; }
+  bool charges_grid() const override { return true; }  // via sensitivity / diameter (common.hpp)
   std::string_view citation() const override {
     return "RDP composition (Mironov 2017 Prop. 1), assumes every iterate is released; "
            "subsampled Gaussian of Mironov-Talwar-Zhang 2019 / Wang-Balle-Kasiviswanathan 2019 "
@@ -66,7 +69,7 @@ class CompositionRdp final : public RdpAnalysis {
     if (!run.clip && !run.loss.lipschitz)
       return fmt::format("needs a bound on one record's gradient: {} (clipping norm) or {}",
                          report_field("clip", "C"), report_field("lipschitz", "L"));
-    return std::nullopt;
+    return add_remove_reason(run);
   }
 
   double rdp(const Run& run, double alpha) const override {
@@ -75,9 +78,7 @@ class CompositionRdp final : public RdpAnalysis {
 
   std::vector<Detail> details(const Run& run, const Query& query) const override {
     const Params p = params(run);
-    std::vector<Detail> out{{"q", p.q}};
-    if (p.z_counts.size() == 1) out.push_back({"noise_multiplier", p.z_counts.begin()->first});
-    else out.push_back({"noise_multiplier_min", p.z_counts.begin()->first});
+    std::vector<Detail> out = composition_details(p);
     const auto c = curve(run);
     const auto r = query.delta ? div::best_epsilon(c, *query.delta)
                                : div::best_log_delta(c, *query.epsilon);
@@ -92,57 +93,136 @@ class CompositionRdp final : public RdpAnalysis {
 }  // namespace
 
 double composition_rdp(const CompositionParams& p, double alpha) {
+  if (p.gaussian) return alpha * p.gaussian_mu2 / 2.0;  // the Gaussian mechanism's RDP
   double total = 0;
   for (const auto& [z, count] : p.z_counts) {
-    const double v = div::sampled_gaussian_rdp(alpha, p.q, z, p.scheme, p.neighbours);
+    const double v = div::sampled_gaussian_rdp(alpha, p.q, z / p.sensitivity, p.scheme, p.neighbours);
     if (std::isinf(v)) return kInf;
     total += static_cast<double>(count) * v;
   }
   return total;
 }
 
+std::vector<Detail> composition_details(const CompositionParams& p) {
+  std::vector<Detail> out{{"q", p.q}};
+  if (p.z_counts.size() == 1) out.push_back({"noise_multiplier", p.z_counts.begin()->first});
+  else out.push_back({"noise_multiplier_min", p.z_counts.begin()->first});
+  if (p.gaussian) out.push_back({"mu", round_up(std::sqrt(p.gaussian_mu2))});
+  if (p.sensitivity != 1.0) out.push_back({"sensitivity", p.sensitivity});
+  return out;
+}
+
+namespace {
+
+// A Gaussian run's charges: `count` steps whose batch-mean gradients differ by at most
+// `sensitivity` (in units of C/b) between the neighbours.
+struct Charge {
+  double sensitivity;
+  std::int64_t count;
+};
+
+// mu^2 = sum over the charges of count (sensitivity / z)^2, the largest sensitivities on the
+// smallest noise multipliers, at most T steps in all (a superset of any record's steps in
+// the worst case; capping at T keeps the largest charges).
+double gaussian_mu2(std::vector<Charge> charges, const std::map<double, std::int64_t>& z_counts) {
+  std::sort(charges.begin(), charges.end(),
+            [](const Charge& a, const Charge& b) { return a.sensitivity > b.sensitivity; });
+  auto z = z_counts.begin();
+  std::int64_t left = z == z_counts.end() ? 0 : z->second;
+  double mu2 = 0.0;
+  for (const auto& c : charges) {
+    std::int64_t need = c.count;
+    while (need > 0 && z != z_counts.end()) {
+      const std::int64_t take = std::min(need, left);
+      mu2 += static_cast<double>(take) * (c.sensitivity / z->first) * (c.sensitivity / z->first);
+      need -= take;
+      left -= take;
+      if (left == 0 && ++z != z_counts.end()) left = z->second;
+    }
+  }
+  return mu2;
+}
+
+}  // namespace
+
 CompositionParams composition_params(const Run& run) {
   CompositionParams p;
   p.clip = run.clip ? *run.clip : *run.loss.lipschitz;
-  p.neighbours =
-      run.adjacency == Adjacency::replace ? div::Neighbours::replace : div::Neighbours::remove;
+  const bool remove = run.adjacency == Adjacency::remove;
+  p.neighbours = remove ? div::Neighbours::remove : div::Neighbours::replace;
   const double b = static_cast<double>(run.batch_size), n = static_cast<double>(run.n);
-  switch (run.sampling) {
-    case Sampling::poisson: p.q = std::min(1.0, b / n); p.scheme = div::Subsampling::poisson; break;
-    case Sampling::fixed: p.q = std::min(1.0, b / n); p.scheme = div::Subsampling::fixed; break;
-    default: p.q = 1.0; p.scheme = div::Subsampling::poisson; break;
-  }
-  auto z_at = [&](std::int64_t t) { return run.noise_std.at(t) * b / (run.eta.at(t) * p.clip); };
+  // Noise on a grid (docs/security.md): a reading step's sensitivity grows by one rounding,
+  // at most grid->slack s_t in parameter space, i.e. C grows by grid->slack s_t b / eta_t.
+  auto z_at = [&](std::int64_t t) {
+    const double s = run.noise_std.at(t);
+    const double extra = run.grid ? run.grid->slack * s * b : 0.0;
+    return s * b / (run.eta.at(t) * p.clip + extra);
+  };
   if (run.eta.is_constant() && run.noise_std.is_constant()) {
     p.z_counts[z_at(1)] = run.steps;
   } else {
     for (std::int64_t t = 1; t <= run.steps; ++t) ++p.z_counts[z_at(t)];
   }
-  if ((run.sampling == Sampling::cyclic || run.sampling == Sampling::shuffle) &&
-      run.adjacency == Adjacency::replace) {
-    // Cyclic batches over a fixed order, replace-one: positions do not move, and the record
-    // at position p (0-based) is in the batch of exactly ceil((T b - p)/n) steps, at most
-    // k = ceil(T b / n). Shuffled batches: at most once per epoch of l = floor(n/b) steps,
-    // k = ceil(T / l). The other steps do not read it, so (every iterate released,
-    // adaptive composition) they add no privacy loss. Charge the k steps with the smallest
-    // noise multiplier (a superset of any record's steps in the worst case). Under
-    // add/remove the positions shift, so no such count is used there.
-    std::int64_t k = run.steps;
-    if (run.sampling == Sampling::cyclic) {
-      const double tb = static_cast<double>(run.steps) * static_cast<double>(run.batch_size);
-      k = std::min<std::int64_t>(run.steps, static_cast<std::int64_t>(std::ceil(tb / static_cast<double>(run.n))));
-    } else {
-      const std::int64_t l = std::max<std::int64_t>(1, run.n / run.batch_size);
-      k = run.steps / l + (run.steps % l != 0 ? 1 : 0);
-    }
-    std::map<double, std::int64_t> kept;
-    for (const auto& [z, count] : p.z_counts) {
-      if (k <= 0) break;
-      kept[z] = std::min(count, k);
-      k -= kept[z];
-    }
-    p.z_counts = std::move(kept);
+  // Subsampled steps: a hidden Poisson or fixed-size draw with b < n.
+  const bool sampled = (run.sampling == Sampling::poisson || run.sampling == Sampling::fixed) &&
+                       !run.order_known && run.batch_size < run.n;
+  if (sampled && run.sampling == Sampling::poisson) {
+    p.q = b / n;
+    p.scheme = div::Subsampling::poisson;
+    return p;
   }
+  if (sampled && !remove) {
+    p.q = b / n;
+    p.scheme = div::Subsampling::fixed;
+    return p;
+  }
+  if (sampled) {
+    // Fixed-size batches, add/remove: the larger data set's batch is the smaller's with, with
+    // probability q = b/(its size) <= b/n, one member swapped for the extra record
+    // (docs/analyses/neighbours.md). Each step is then the add/remove pair of the Poisson
+    // subsampled Gaussian with sensitivity 2C: the noise multiplier z/2.
+    p.q = b / n;
+    p.scheme = div::Subsampling::poisson;
+    p.sensitivity = 2.0;
+    return p;
+  }
+  // The Gaussian mechanism at the steps that can read a record (docs/analyses/composition.md).
+  p.q = 1.0;
+  p.gaussian = true;
+  std::vector<Charge> charges;
+  switch (run.sampling) {
+    case Sampling::full:
+      // Mean over the data set: 2C/n for a replaced record and for one added or removed (the
+      // mean over n +- 1 records moves by at most 2C/(larger size)): 2 in units of C/b.
+      charges.push_back({2.0, run.steps});
+      break;
+    case Sampling::poisson:
+    case Sampling::fixed:
+      // q = 1, or an order known to the adversary: the record may be in every batch. The
+      // Poisson sum is divided by the fixed b (add/remove: C/b); fixed-size batches swap a
+      // member (2C/b).
+      charges.push_back({run.sampling == Sampling::poisson && remove ? 1.0 : 2.0, run.steps});
+      break;
+    case Sampling::cyclic: {
+      // Replace-one (add/remove is refused by check()): the record at position p (0-based) is
+      // in the batch of ceil((T b - p)/n) <= ceil(T b / n) steps.
+      const double tb = static_cast<double>(run.steps) * b;
+      charges.push_back({2.0, std::min<std::int64_t>(
+                                  run.steps, static_cast<std::int64_t>(std::ceil(tb / n)))});
+      break;
+    }
+    case Sampling::shuffle: {
+      // At most once per epoch (l steps): ceil(T / l) epochs; per epoch the worst class of the
+      // record's position (neighbours.hpp): a full batch (2), the partial batch (2b/r), and
+      // under add/remove with the partial batch kept also the last batch's change (2b/r).
+      const ShuffledEpoch e = shuffled_epoch(run);
+      const std::int64_t epochs = run.steps / e.l + (run.steps % e.l != 0 ? 1 : 0);
+      charges.push_back({b * std::max(e.full, e.partial), epochs});
+      if (e.every_last > 0) charges.push_back({b * e.full, epochs});
+      break;
+    }
+  }
+  p.gaussian_mu2 = gaussian_mu2(std::move(charges), p.z_counts);
   return p;
 }
 

@@ -1,10 +1,10 @@
 // composition-pld: the release-every-iterate baseline by numerical composition of privacy
 // loss distributions (docs/pld.md) -- the accounting dp_accounting, Opacus' PRV accountant
-// and prv_accountant report -- instead of RDP. Same per-step mechanism as composition-rdp
-// (composition_params(): Poisson, fixed-size, full batch; shuffled and cyclic batches as
-// the non-subsampled Gaussian at every step, cyclic replace-one charging only the
-// ceil(T b / n) steps that can read a record), same adjacencies; only the composition and
-// the conversion to (eps, delta) differ. A valid bound for the last iterate too
+// and prv_accountant report -- instead of RDP. Same per-step mechanisms as composition-rdp
+// (composition_params(), docs/analyses/neighbours.md: the subsampled Gaussian for hidden
+// Poisson and fixed-size batches, one Gaussian mechanism of mu^2 = sum (sensitivity/z)^2 for
+// full, shuffled and cyclic batches and known orders), same adjacencies; only the composition
+// and the conversion to (eps, delta) differ. A valid bound for the last iterate too
 // (post-processing), so it joins the accountant's best.
 //
 // Each step is div::Pld::sampled_gaussian(q, z_t, scheme, neighbours) with z_t the noise
@@ -30,6 +30,7 @@
 #include <string>
 
 #include "composition_params.hpp"
+#include "neighbours.hpp"
 #include "hsdp/divergence/pld.hpp"
 #include "hsdp/errors.hpp"
 #include "pld_grid.hpp"
@@ -65,15 +66,6 @@ div::Pld cached_step(double q, double z, div::Subsampling scheme, div::Neighbour
   return pld;
 }
 
-// Whether one step is the Gaussian mechanism (as Pld::sampled_gaussian decides), and its
-// sensitivity in units of C.
-bool is_gaussian(const CompositionParams& p) {
-  return p.q >= 1.0 || (p.scheme == div::Subsampling::fixed && p.neighbours == div::Neighbours::remove);
-}
-double gaussian_sensitivity(const CompositionParams& p) {
-  return (p.neighbours == div::Neighbours::replace || p.scheme == div::Subsampling::fixed) ? 2.0 : 1.0;
-}
-
 // Distinct noise multipliers, rounded down to at most kMaxMechanisms geometric buckets.
 std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_counts) {
   if (z_counts.size() <= kMaxMechanisms) return z_counts;
@@ -97,24 +89,22 @@ std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_
 // calibration asks the same run twice).
 std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
   const CompositionParams p = composition_params(run);
-  const bool gaussian = is_gaussian(p);
+  const bool gaussian = p.gaussian;
   const std::map<double, std::int64_t> z_counts = gaussian ? p.z_counts : bucketed(p.z_counts);
   const div::PldOptions grid = pld_grid(run);
   std::string key = fmt::format("{:a} {} {} {:a} {:a} {}", p.q, static_cast<int>(p.scheme),
                                 static_cast<int>(p.neighbours), grid.interval, grid.cells,
                                 grid.fixed_interval);
-  double mu2 = 0;  // Gaussian steps: the composition is that of one Gaussian of mu^2 = sum
+  const double mu2 = p.gaussian_mu2;  // a Gaussian run: one Gaussian of mu^2
   if (gaussian) {
-    const double c = gaussian_sensitivity(p);
-    for (const auto& [z, count] : z_counts) mu2 += static_cast<double>(count) * (c / z) * (c / z);
-    // A noise so large that mu^2 = T (c/z)^2 underflows: no number this analysis can compute
+    // A noise so large that mu^2 = sum (c/z)^2 underflows: no number this analysis can compute
     // with (Analysis::evaluate says "not applicable" and why), never an empty mechanism.
     if (!(mu2 > 0))
-      fail("noise_multiplier", z_counts.begin()->first,
-           fmt::format("such that the composed privacy loss mu^2 = T ({} / z)^2 is a positive double", show(c)));
+      fail("noise_multiplier", z_counts.empty() ? 0.0 : z_counts.begin()->first,
+           "such that the composed privacy loss mu^2 = sum (sensitivity / z)^2 is a positive double");
     key += fmt::format(" gaussian {:a}", mu2);
   } else {
-    for (const auto& [z, count] : z_counts) key += fmt::format(" {:a}x{}", z, count);
+    for (const auto& [z, count] : z_counts) key += fmt::format(" {:a}x{}", z / p.sensitivity, count);
   }
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const std::optional<div::Pld>>> cache;
@@ -127,10 +117,10 @@ std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
     steps.push_back({{}, 1, std::sqrt(mu2)});
   } else {
     for (const auto& [z, count] : z_counts) {
-      const double q = p.q;
+      const double q = p.q, zs = z / p.sensitivity;
       const auto scheme = p.scheme;
       const auto nb = p.neighbours;
-      steps.push_back({[=](const div::PldOptions& o) { return cached_step(q, z, scheme, nb, o); }, count});
+      steps.push_back({[=](const div::PldOptions& o) { return cached_step(q, zs, scheme, nb, o); }, count});
     }
   }
   auto pld = std::make_shared<const std::optional<div::Pld>>(on_a_grid_that_fits(
@@ -156,6 +146,7 @@ div::RdpCurve rdp_curve(const Run& run) {
 class CompositionPld final : public Analysis {
  public:
   std::string_view name() const override { return "composition-pld"; }
+  bool charges_grid() const override { return true; }  // via sensitivity / diameter (common.hpp)
   std::string_view citation() const override {
     return "PLD composition, assumes every iterate is released: pessimistic connect-the-dots "
            "discretisation (Doroshenko et al. 2022) composed by FFT (Koskela et al. 2020); "
@@ -171,7 +162,7 @@ class CompositionPld final : public Analysis {
     if (!run.clip && !run.loss.lipschitz)
       return std::string(
           "needs a bound on one record's gradient: --clip C (clipping norm) or --lipschitz L");
-    return std::nullopt;
+    return add_remove_reason(run);
   }
 
   double log_delta(const Run& run, double epsilon) const override {
@@ -186,9 +177,7 @@ class CompositionPld final : public Analysis {
 
   std::vector<Detail> details(const Run& run, const Query&) const override {
     const CompositionParams p = composition_params(run);
-    std::vector<Detail> out{{"q", p.q}};
-    if (p.z_counts.size() == 1) out.push_back({"noise_multiplier", p.z_counts.begin()->first});
-    else out.push_back({"noise_multiplier_min", p.z_counts.begin()->first});
+    std::vector<Detail> out = composition_details(p);
     // The grid the composition used (coarser than the run's when its losses did not fit).
     const auto pld = composed(run);
     out.push_back({"pld_interval", *pld ? (*pld)->first().interval() : pld_grid(run).interval});

@@ -361,7 +361,7 @@ double query_epsilon(const Analysis& a, const Run& run, const Query& q) {
   return q.epsilon ? *q.epsilon : a.epsilon(run, *q.delta);
 }
 
-/// A delta or epsilon for display, rounded up (DESIGN.md: never under-report).
+/// A delta or epsilon for display, rounded up (docs/architecture.md: never under-report).
 double up(double v) { return std::isnan(v) ? kInf : round_up(v); }
 
 std::optional<std::string> release_reason(const Run& run, Release wanted) {
@@ -378,6 +378,7 @@ std::optional<std::string> release_reason(const Run& run, Release wanted) {
 class LastIterate final : public Analysis {
  public:
   explicit LastIterate(Kernel kernel) : kernel_(kernel) {}
+  bool charges_grid() const override { return true; }  // via sensitivity / diameter (common.hpp)
 
   std::string_view name() const override {
     return kernel_ == Kernel::gaussian ? "contraction-per-index" : "contraction-laplace";
@@ -481,6 +482,7 @@ class LastIterate final : public Analysis {
 class RandomStop final : public Analysis {
  public:
   std::string_view name() const override { return "contraction-random-stop"; }
+  bool charges_grid() const override { return true; }  // via sensitivity / diameter (common.hpp)
   std::string_view citation() const override {
     return "Asoodeh-Diaz-Calmon 2021 (journal) Thm 5 eq. (17), max over i (ERRATA 1); closed "
            "forms (18)-(20), ISIT 2020 Thm 5 eq. (16)";

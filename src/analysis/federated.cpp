@@ -167,6 +167,10 @@ std::optional<std::string> check_federated(const Run& run) {
         "({}, federated Alg. 1); with sampling = {} the round of a user is "
         "not uniformly random (for a fixed order use the contraction analyses)",
         report_field("sampling", "shuffle"), to_string(run.sampling));
+  if (run.order_known)
+    return std::string(
+        "needs the permutation of users to rounds hidden (Alg. 1); the batch order is known "
+        "(order_known)");
   return check_one_pass(run);
 }
 

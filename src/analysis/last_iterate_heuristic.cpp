@@ -38,11 +38,14 @@ Params params(const Run& run) {
   p.T = run.steps;
   const double b = static_cast<double>(run.batch_size), n = static_cast<double>(run.n);
   const double C = run.clip ? *run.clip : *run.loss.lipschitz;
-  const double unit = (run.adjacency == Adjacency::replace ? 2.0 : 1.0) * run.eta.at(1) * C / b;
+  // Add/remove moves a full batch's mean by up to 2C/n (over n or n +- 1 records), a Poisson
+  // batch's sum over the fixed b by C/b.
+  const bool one = run.adjacency == Adjacency::remove && run.sampling == Sampling::poisson;
+  const double unit = (one ? 1.0 : 2.0) * run.eta.at(1) * C / b;
   p.sigma = run.noise_std.at(1) / unit;
   switch (run.sampling) {
     case Sampling::poisson:
-    case Sampling::fixed: p.q = std::min(1.0, b / n); break;
+    case Sampling::fixed: p.q = run.order_known ? 1.0 : std::min(1.0, b / n); break;
     case Sampling::full: p.q = 1.0; break;
     default:
       p.binomial = false;
@@ -72,6 +75,20 @@ class LastIterateHeuristic final : public Analysis {
       return std::string("needs the per-example gradient bound (a clip norm or L)");
     if (!run.eta.is_constant() || !run.noise_std.is_constant())
       return std::string("stated for a constant step size and noise");
+    // Its model: the record adds a fixed shift at each step that reads it, every other record
+    // the same on both data sets. Under add/remove only full batches (the mean moves by at most
+    // 2C/n) and Poisson batches (the sum over the fixed b) keep that shape; a fixed-size,
+    // shuffled or cyclic batch trades members with the neighbour.
+    if (run.adjacency == Adjacency::remove && run.sampling != Sampling::full &&
+        run.sampling != Sampling::poisson)
+      return fmt::format(
+          "its linear-loss model holds under add/remove for full and Poisson batches only; with "
+          "{} batches a record added or removed moves other records between batches",
+          to_string(run.sampling));
+    if (run.sampling == Sampling::shuffle && run.partial_batch() > 0)
+      return std::string(
+          "its linear-loss model has one shift size; a shuffled run keeping its partial last "
+          "batch shifts by 2C/(n mod b) there");
     return std::nullopt;
   }
 

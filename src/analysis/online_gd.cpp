@@ -158,6 +158,7 @@ double example4_regret(const Run& run) {
 class OnlineGd final : public Analysis {
  public:
   std::string_view name() const override { return "online-gd"; }
+  bool charges_grid() const override { return true; }  // via sensitivity / diameter (common.hpp)
   std::string_view citation() const override {
     return "Asoodeh-Diaz-Calmon 2021 (journal) Sec. VI: noisy OGD (24), Thm 5 eq. (17) max "
            "over i (ERRATA 1); Prop. 3 (App. I) regret; Examples 3 and 4";

@@ -51,6 +51,7 @@
 #include "hsdp/divergence/shift_program.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/root.hpp"
+#include "neighbours.hpp"
 #include "pld_grid.hpp"
 #include "registry.hpp"
 
@@ -83,10 +84,10 @@ std::optional<std::string> check_run(const Run& run) {
   if (run.release != Release::last)
     return fmt::format("bounds the last iterate only; release = {}", to_string(run.release));
   if (run.noise != NoiseKind::gaussian) return std::string("needs Gaussian noise");
-  if (run.adjacency != Adjacency::replace)
-    return std::string(
-        "derived for replace-one neighbours (the lemma compares two runs whose batch gradients "
-        "differ in one record's term); adjacency = remove");
+  // Add/remove (docs/analyses/neighbours.md): full batches average over n or n +- 1 records
+  // (maps differ by at most 2 eta L / n, the replace-one shift); fixed-size and shuffled
+  // batches by the coupling that swaps the extra record in; cyclic batches are refused.
+  if (auto why = add_remove_reason(run)) return why;
   if (!run.loss.lipschitz) return std::string("needs the Lipschitz constant L of the loss");
   if (!run.loss.convex || !run.loss.smoothness)
     return std::string(
@@ -108,6 +109,10 @@ std::optional<std::string> check_run(const Run& run) {
                        beta);
   if (run.sampling == Sampling::full) return std::nullopt;
   if (run.sampling == Sampling::fixed) {
+    if (run.order_known && run.batch_size < run.n)
+      return std::string(
+          "random fixed-size batches (NoisySGD) are certified by amplification by sampling, which "
+          "needs the batches hidden; the batch order is known (order_known)");
     if (!std::isfinite(run.diameter))
       return std::string(
           "random fixed-size batches (NoisySGD) need a bounded domain (the gap closed over the "
@@ -252,14 +257,18 @@ Solution solve(const Run& run) {
 }
 
 // ---- Shuffled batches (docs/analyses/shifted-interpolation.md, "Shuffled batches").
-// t = J l + r steps: J whole epochs of l = floor(n/b) batches, then r in 1..l steps of the
-// last epoch (whole epochs: r = l). For a fixed position sequence the run is a fixed-order
-// noisy GD whose sensitive steps are the record's; E of that sequence is at most E of the
-// sequence with the record in the last batch of each earlier epoch (delay lemma) and at
-// position j in the last epoch, or not read in it ("absent": a position j > r, or one of the
-// n - l b records left out by the drop-last cut). Class j has probability b/n, absent
-// 1 - r b/n. Within a class every sequence is dominated by the class's worst one, for every
-// window, so each class is bounded by min over windows of shift_energy_epochs.
+// t = J l + r steps: J whole epochs of l batches (neighbours.hpp: floor(n/b), or ceil(n/b)
+// with the partial last batch kept), then r in 1..l steps of the last epoch (whole epochs:
+// r = l). For a fixed position sequence the run is a fixed-order noisy GD whose sensitive
+// steps are the record's; E of that sequence is at most E of the sequence with the epoch's
+// worst shift (ShuffledEpoch::worst) at the last step of each earlier epoch (delay lemma)
+// and the record at position j in the last epoch, or not read in it ("absent": a position
+// j > r, or one of the n - l b records left out by the drop-last cut). Class j has
+// probability b/n (the partial batch: r_p/n), absent the rest. Within a class every sequence
+// is dominated by the class's worst one, for every window, so each class is bounded by min
+// over windows of shift_energy_epochs. The average is not used when the order is known, nor
+// under add/remove with the partial batch kept (two shifts per epoch: only the worst case is
+// derived).
 struct ShuffleClass {
   double weight = 0.0;
   double energy = kInf;
@@ -268,8 +277,9 @@ struct ShuffleClass {
 
 struct ShuffleBound {
   std::int64_t l = 1, J = 0, r = 1;
-  double worst = kInf;            // the record in the last batch of every epoch
+  double worst = kInf;            // the worst position sequence
   std::int64_t worst_window = 0;  // steps of its best window (t: from W_0)
+  bool averaged = false;          // the reported bound is the position average (classes)
   std::vector<ShuffleClass> classes;
 };
 
@@ -281,11 +291,15 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const ShuffleBound>> cache;
   Setting st = setting(run);
-  const std::int64_t n = run.n, b = run.batch_size;
-  const std::int64_t l = n / b;
+  const ShuffledEpoch ep = shuffled_epoch(run);
+  const double unit = run.eta.at(1) * *run.loss.lipschitz;  // eta L: shifts in parameter space
+  const double h_full = unit * ep.full, h_partial = unit * ep.partial, h_worst = unit * ep.worst();
+  const std::int64_t n = run.n, l = ep.l;
   const std::int64_t J = (st.t - 1) / l, r = st.t - J * l;
+  const bool average = !run.order_known && ep.every_last == 0.0;
   // The energies do not depend on the noise: calibrating the noise reuses them.
-  const std::string key = fmt::format("{:a} {:a} {:a} {} {} {} {}", st.c, st.h, st.D, st.t, l, n, b);
+  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {:a} {} {} {} {} {}", st.c, h_full, h_partial,
+                                      h_worst, st.D, st.t, l, n, run.batch_size, average);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -294,6 +308,7 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
   out->l = l;
   out->J = J;
   out->r = r;
+  out->averaged = average;
   // Windows: from W_0 (gap 0, all J earlier epochs) and, with a bounded domain, from a gap D
   // at the start of each of the last J' + 1 epochs (all J' <= 64, then a ratio-1.15 grid).
   struct Window { std::int64_t epochs; double gap; };
@@ -302,10 +317,10 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
     for (double j = 0; j < static_cast<double>(J); j = j < 64 ? j + 1 : std::floor(j * 1.15))
       windows.push_back({static_cast<std::int64_t>(j), st.D});
   }
-  auto energy = [&](std::optional<std::int64_t> position, std::int64_t* window) {
+  auto energy = [&](std::optional<std::int64_t> position, double final_shift, std::int64_t* window) {
     double best = kInf;
     for (const auto& w : windows) {
-      const double e = div::shift_energy_epochs(st.c, st.h, l, w.epochs, r, position, w.gap);
+      const double e = div::shift_energy_epochs(st.c, h_worst, l, w.epochs, r, position, final_shift, w.gap);
       if (e < best) {
         best = e;
         if (window) *window = w.epochs * l + r;
@@ -313,40 +328,67 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
     }
     return best;
   };
-  out->worst = energy(r, &out->worst_window);
-  const double per_position = static_cast<double>(b) / static_cast<double>(n);
-  const std::int64_t buckets = std::min<std::int64_t>(r, kShuffleClasses);
+  // The shift of the record read at last-epoch position j: its batch's class; the worst case
+  // puts the whole epoch's worst at the last step run (the partial batch, and the last batch's
+  // change under add/remove, only when that step is run: r = l).
+  const bool partial_at_end = ep.r > 0;
+  auto shift_at = [&](std::int64_t j) { return partial_at_end && j == l ? h_partial : h_full; };
+  out->worst = energy(r, r == l ? h_worst : h_full, &out->worst_window);
+  if (!average) return out;  // not cached: cheap (one class)
+  const double per_position = static_cast<double>(run.batch_size) / static_cast<double>(n);
+  // Full-batch positions 1..f of the last epoch (bucketed), then the partial batch at l.
+  const std::int64_t f = partial_at_end ? std::min(r, l - 1) : r;
+  const std::int64_t buckets = std::min<std::int64_t>(f, kShuffleClasses);
   std::int64_t done = 0;
+  double used = 0.0;
   for (std::int64_t k = 1; k <= buckets; ++k) {
     // Positions done+1 .. upper, bounded by the upper end.
-    const std::int64_t upper = k == buckets ? r : (r * k) / buckets;
+    const std::int64_t upper = k == buckets ? f : (f * k) / buckets;
     if (upper <= done) continue;
-    out->classes.push_back({static_cast<double>(upper - done) * per_position,
-                            upper == r ? out->worst : energy(upper, nullptr), upper});
+    const double w = static_cast<double>(upper - done) * per_position;
+    out->classes.push_back({w, energy(upper, h_full, nullptr), upper});
+    used += w;
     done = upper;
   }
-  // Not read in the last epoch: 1 - r b/n >= 0 (r b <= l b <= n).
-  const double absent = 1.0 - static_cast<double>(r) * per_position;
-  if (absent > 0) out->classes.push_back({absent, energy(std::nullopt, nullptr), 0});
+  if (partial_at_end && r == l) {
+    const double w = static_cast<double>(ep.r) / static_cast<double>(n);
+    out->classes.push_back({w, energy(l, shift_at(l), nullptr), l});
+    used += w;
+  }
+  // Not read in the last epoch: what is left (>= 0 up to rounding).
+  const double absent = 1.0 - used;
+  // A rounding residue (below 1e-12: its delta is the smallest of all classes, so leaving it
+  // out changes the average by less than 1e-12 relative, inside round_up's 1e-9).
+  if (absent > 1e-12) out->classes.push_back({absent, energy(std::nullopt, 0.0, nullptr), 0});
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() > 32) cache.clear();
   cache[key] = out;
   return out;
 }
 
-/// log delta(eps) of the position average: log sum_classes weight * theta_{e^eps}(mu_class).
-double shuffle_log_delta(const ShuffleBound& sb, double s, double epsilon) {
+/// log delta(eps) of the position average: log sum_classes weight * theta_{e^eps}(mu_class);
+/// the worst case when the average is not used. mu_extra: the noise grid's shift (grid_mu).
+double shuffle_log_delta(const ShuffleBound& sb, double s, double mu_extra, double epsilon) {
+  if (!sb.averaged) return div::log_theta(epsilon, std::sqrt(sb.worst) / s + mu_extra);
   std::vector<double> terms;
   terms.reserve(sb.classes.size());
   for (const auto& cl : sb.classes) {
     if (cl.weight <= 0) continue;
-    terms.push_back(std::log(cl.weight) + div::log_theta(epsilon, std::sqrt(cl.energy) / s));
+    terms.push_back(std::log(cl.weight) + div::log_theta(epsilon, std::sqrt(cl.energy) / s + mu_extra));
   }
   return terms.empty() ? -kInf : num::logsumexp(terms);
 }
 
+// Noise on a grid (docs/security.md): every step's map may move the two runs up to
+// grid->slack s apart beyond the lemma's shifts. Absorbing that extra shift at the step where it
+// arises keeps the gap sequence feasible and adds slack s to each of the (at most T) shifts a_k,
+// so by Minkowski sqrt(sum (a_k + slack s)^2) / s <= mu + slack sqrt(T).
+double grid_mu(const Run& run) {
+  return run.grid ? run.grid->slack * std::sqrt(static_cast<double>(run.steps)) : 0.0;
+}
+
 double mu_of(const Run& run, const Solution& sol) {
-  return std::sqrt(sol.energy) / setting(run).s;
+  return std::sqrt(sol.energy) / setting(run).s + grid_mu(run);
 }
 
 // ---- NoisySGD: uniformly random batches of exactly b records (without replacement within
@@ -368,6 +410,7 @@ struct SgdParams {
   double D = 0.0;   // diameter
   double s = 0.0;   // noise std in parameter space
   std::int64_t t = 0;
+  double slack = 0.0;  // noise grid: extra shift per step over s (docs/security.md)
 };
 
 SgdParams sgd_params(const Run& run) {
@@ -378,6 +421,7 @@ SgdParams sgd_params(const Run& run) {
   q.z = q.s * b / (run.eta.at(1) * *run.loss.lipschitz);
   q.D = run.diameter;
   q.t = run.steps;
+  if (run.grid) q.slack = run.grid->slack;
   return q;
 }
 
@@ -430,7 +474,10 @@ std::optional<div::Pld> sgd_pld(const SgdParams& q, const SgdCandidate& c, div::
   return on_a_grid_that_fits(grid, [&](const div::PldOptions& o) {
     div::Pld pld = div::compose_steps(steps, o);
     if (c.lambda < 1.0) {
-      const double shift = q.D / (std::sqrt(static_cast<double>(c.nu) * (1 - c.lambda)) * q.s);
+      // The gap D closed over nu steps, plus the grid's extra shift absorbed where it arises
+      // (Minkowski, as in grid_mu): slack sqrt(nu) on the second parts' scale.
+      const double shift = q.D / (std::sqrt(static_cast<double>(c.nu) * (1 - c.lambda)) * q.s) +
+                           q.slack * std::sqrt(static_cast<double>(c.nu) / (1 - c.lambda));
       pld = pld.compose_gaussian(shift, o);
     }
     return pld;
@@ -450,8 +497,8 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
   static std::map<std::string, std::shared_ptr<const SgdBound>> cache;
   const SgdParams q = sgd_params(run);
   const div::PldOptions grid = pld_grid(run);
-  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {} {:a} {:a}", q.p, q.z, q.D, q.s, q.t,
-                                      grid.interval, grid.cells);
+  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {} {:a} {:a} {:a}", q.p, q.z, q.D, q.s, q.t,
+                                      grid.interval, grid.cells, q.slack);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -480,9 +527,12 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
 
 /// The RDP route of the composition from W_0 (when no PLD grid can hold the run).
 div::RdpCurve sgd_rdp_curve(const SgdParams& q) {
-  return {[q](double alpha) {
+  // Every iterate composed: with a noise grid a reading step's sensitivity grows by one
+  // rounding (slack s), so 1/z grows by slack (composition_params does the same).
+  const double z = 1.0 / (1.0 / q.z + q.slack);
+  return {[q, z](double alpha) {
     return static_cast<double>(q.t) *
-           div::sampled_gaussian_rdp(alpha, q.p, q.z, div::Subsampling::fixed, div::Neighbours::replace);
+           div::sampled_gaussian_rdp(alpha, q.p, z, div::Subsampling::fixed, div::Neighbours::replace);
   }};
 }
 
@@ -490,14 +540,17 @@ div::RdpCurve sgd_rdp_curve(const SgdParams& q) {
 /// position average that the analysis reports.
 std::vector<Detail> shuffle_details(const Run& run, const Setting& st, const Query& query) {
   const auto sb = shuffle_bound(run);
-  const double mu = std::sqrt(sb->worst) / st.s;
+  const double mu = std::sqrt(sb->worst) / st.s + grid_mu(run);
   std::vector<Detail> out;
   out.push_back({"mu", round_up(mu)});
   out.push_back({"contraction_factor", st.c});
-  out.push_back({"sensitivity_over_noise", st.h / st.s});
+  const ShuffledEpoch ep = shuffled_epoch(run);
+  const double unit = run.eta.at(1) * *run.loss.lipschitz / st.s;
+  out.push_back({"sensitivity_over_noise", unit * ep.full});
+  if (ep.r > 0) out.push_back({"partial_batch_sensitivity_over_noise", unit * ep.partial});
   out.push_back({"window", static_cast<double>(sb->worst_window)});
   out.push_back({"batches_per_epoch", static_cast<double>(sb->l)});
-  // The GDP value of the worst case alone (what a known order would be certified with).
+  // The GDP value of the worst case alone (what a known order is certified with).
   if (query.delta) {
     const double target = std::log(*query.delta);
     auto f = [&](double e) { return div::log_theta(e, mu) - target; };
@@ -506,15 +559,19 @@ std::vector<Detail> shuffle_details(const Run& run, const Setting& st, const Que
     out.push_back({"worst_case_delta", delta_upper(div::log_theta(*query.epsilon, mu))});
   }
   out.push_back({"position_classes", static_cast<double>(sb->classes.size())});
-  // Epochs that read the record (at most once each): the composition baseline.
+  // Epochs that read the record (at most once each), each with its worst class's shifts:
+  // the composition baseline.
   const double reads = static_cast<double>(sb->J + 1);
-  out.push_back({"composition_mu", round_up(std::sqrt(reads) * st.h / st.s)});
+  const double per_epoch = ep.every_last > 0 ? ep.full * ep.full + ep.partial * ep.partial
+                                             : std::pow(std::max(ep.full, ep.partial), 2);
+  out.push_back({"composition_mu", round_up(std::sqrt(reads * per_epoch) * unit)});
   return out;
 }
 
 class ShiftedInterpolation final : public Analysis {
  public:
   std::string_view name() const override { return "shifted-interpolation"; }
+  bool charges_grid() const override { return true; }  // grid_mu; the SGD split's shift term
   std::string_view citation() const override {
     return "Bok, Su, Altschuler 2024 (shifted interpolation, f-DP): the shifted-interpolation "
            "lemma; NoisyGD (full batch), NoisyCGD (cyclic), shuffled batches (worst case over positions, "
@@ -546,7 +603,7 @@ class ShiftedInterpolation final : public Analysis {
       return best;
     }
     if (run.sampling == Sampling::shuffle)
-      return shuffle_log_delta(*shuffle_bound(run), setting(run).s, epsilon);
+      return shuffle_log_delta(*shuffle_bound(run), setting(run).s, grid_mu(run), epsilon);
     const Solution sol = solve(run);
     return div::log_theta(epsilon, mu_of(run, sol));
   }
@@ -564,7 +621,8 @@ class ShiftedInterpolation final : public Analysis {
     if (run.sampling == Sampling::shuffle) {
       const auto sb = shuffle_bound(run);
       const double s = setting(run).s;
-      auto f = [&](double e) { return shuffle_log_delta(*sb, s, e) - target; };
+      const double extra = grid_mu(run);
+      auto f = [&](double e) { return shuffle_log_delta(*sb, s, extra, e) - target; };
       return num::smallest_meeting(f, 0.0, 1.0, 1e4).value_or(kInf);
     }
     const double mu = mu_of(run, solve(run));
@@ -611,9 +669,17 @@ class ShiftedInterpolation final : public Analysis {
 
   std::string note(const Run& run) const override {
     if (run.sampling == Sampling::fixed) return {};
-    if (run.sampling == Sampling::shuffle)
+    if (run.sampling == Sampling::shuffle) {
+      if (run.order_known)
+        return "shuffled batches, order known: the worst position sequence (the record in the last "
+               "batch of every epoch)";
+      if (shuffled_epoch(run).every_last > 0)
+        return "shuffled batches, add/remove with the partial last batch kept: the worst position "
+               "sequence (the position average is not derived here)";
       return "shuffled batches: worst case over the earlier epochs (the record in their last "
-             "batch), delta averaged over its hidden position in the last epoch";
+             "batch), delta averaged over its position in the last epoch -- assumes a uniformly "
+             "random permutation per epoch, kept secret (a known order: worst_case_*)";
+    }
     const Solution sol = solve(run);
     if (sol.closed_form) return "cyclic: closed form (Q2) at the last batch position";
     return {};

@@ -109,7 +109,9 @@ Setup make_setup(const Run& run) {
   st.n = run.n;
   st.b = run.batch_size;
   st.sampling = run.sampling;
-  st.q = run.sampling == Sampling::full
+  // An order known to the adversary gives no amplification by sampling: q = 1 (the record may
+  // be in every batch).
+  st.q = run.sampling == Sampling::full || run.order_known
              ? 1.0
              : std::min(1.0, static_cast<double>(run.batch_size) / static_cast<double>(run.n));
   st.k = run.adjacency == Adjacency::remove ? 1.0 : 2.0;

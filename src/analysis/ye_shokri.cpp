@@ -169,6 +169,14 @@ class YeShokri final : public RdpAnalysis {
           "stated for shuffle-and-partition batches (a fresh permutation each epoch, cut into n/b "
           "batches); sampling = {}",
           to_string(run.sampling));
+    if (run.partial_batch() > 0)
+      return std::string(
+          "stated for m = floor(n/b) batches per epoch (the loader drops the partial last batch); "
+          "drop_last = false keeps a batch of n mod b");
+    if (run.order_known)
+      return std::string(
+          "averages over the record's position in the epoch, which needs the permutation hidden; "
+          "the batch order is known (order_known)");
     if (!run.loss.lipschitz)
       return fmt::format("needs the Lipschitz constant L of the loss ({})", report_field("lipschitz"));
     if (!run.loss.convex || !run.loss.smoothness)

@@ -662,7 +662,10 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilt
     // the current epoch yet, V the part on which it has; at epoch step j (0-based) it is used
     // with conditional probability (b/n) / (1 - j b/n) = b / (n - j b) (1 at the last batch
     // when b divides n; otherwise U keeps the runs in which the record sits the epoch out).
-    const std::int64_t K = detail::shuffled_batches(run), b_int = run.batch_size;
+    // With the partial last batch kept (K = ceil(n/b)), its r = n mod b records are read at
+    // the epoch's last step with conditional probability 1 and a gradient weight 1/r: the
+    // shift scaled by b/r.
+    const std::int64_t K = detail::shuffled_batches(run), b_int = run.batch_size, r_part = run.partial_batch();
     Law U = start, V = prop.empty();
     for (std::int64_t t = 1; t <= T; ++t) {
       const std::int64_t j = (t - 1) % K;
@@ -671,10 +674,11 @@ LawPair propagate(const Run& run, Pair pair, std::int64_t grid_points, bool tilt
         V = prop.empty();
       }
       const double s = run.noise_std.at(t);
-      const double pr = static_cast<double>(b_int) / static_cast<double>(run.n - j * b_int);
+      const bool partial = r_part > 0 && j == K - 1;
+      const double pr = partial ? 1.0 : static_cast<double>(b_int) / static_cast<double>(run.n - j * b_int);
       const double a = detail::contraction(run, t);
       const auto k0 = prop.kernel(0.0, 0.0, s, a);
-      const auto kc = prop.kernel(1.0, shift(t), s, a);
+      const auto kc = prop.kernel(1.0, shift(t) * (partial ? static_cast<double>(b_int) / static_cast<double>(r_part) : 1.0), s, a);
       Law nv = is_zero(V) ? prop.empty() : prop.step(V, *k0);
       if (!is_zero(U)) axpy(nv, pr, prop.step(U, *kc));
       U = (pr < 1.0 && !is_zero(U)) ? scaled(1.0 - pr, prop.step(U, *k0)) : prop.empty();

@@ -516,14 +516,22 @@ ReadLaw read_law(const Run& run, std::size_t max_atoms) {
     }
     case Sampling::shuffle: {
       // Epochs of l = floor(n/b) batches; in each the record is in batch j w.p. b/n, in none
-      // w.p. 1 - (batches run in the epoch) b/n.
-      const std::int64_t l = detail::shuffled_batches(run);
+      // w.p. 1 - (batches run in the epoch) b/n. With the partial last batch kept (l =
+      // ceil(n/b)): in it w.p. r/n, r = n mod b, where its gradient counts 1/r, not 1/b (the
+      // value b/r times a_t, the laws scale A by g/b).
+      const std::int64_t l = detail::shuffled_batches(run), r = run.partial_batch();
       const ld p = b / n;
       for (std::int64_t start = 1; start <= T; start += l) {
         const std::int64_t end = std::min(T, start + l - 1);
         std::vector<std::pair<ld, ld>> block;
-        for (std::int64_t t = start; t <= end; ++t) block.emplace_back(a[static_cast<std::size_t>(t)], p);
-        block.emplace_back(0.0L, 1.0L - static_cast<ld>(end - start + 1) * p);
+        ld used = 0;
+        for (std::int64_t t = start; t <= end; ++t) {
+          const bool partial = r > 0 && t - start == l - 1;
+          const ld pr = partial ? static_cast<ld>(r) / n : p;
+          block.emplace_back(a[static_cast<std::size_t>(t)] * (partial ? b / static_cast<ld>(r) : 1.0L), pr);
+          used += pr;
+        }
+        block.emplace_back(0.0L, std::max(0.0L, 1.0L - used));
         convolve(block);
       }
       break;

@@ -25,7 +25,7 @@ std::optional<std::int64_t> record_index(const Run& run) {
   return static_cast<std::int64_t>(last) + 1;
 }
 
-std::int64_t shuffled_batches(const Run& run) { return run.n / run.batch_size; }
+std::int64_t shuffled_batches(const Run& run) { return run.batches_per_epoch(); }
 
 double contraction(const Run& run, std::int64_t t) {
   const double lambda = run.loss.strong_convexity;

@@ -13,11 +13,11 @@
 #include <exception>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <stdexcept>
 
 #include "hsdp/errors.hpp"
 #include "hsdp/limits.hpp"
+#include "hsdp/random/csprng.hpp"
 
 namespace hsdp::audit {
 
@@ -244,10 +244,8 @@ double canary_score(const train::LinearModel& model, const Canary& canary) {
 // The experiment.
 
 std::uint64_t derive_seed(std::uint64_t master, std::uint64_t stream) {
-  std::uint64_t z = master + (stream + 1) * 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  // The first word of the ChaCha20 stream `stream` of the master's seeded key (random::Csprng).
+  return random::Csprng(random::seed_key(master), stream).next_u64();
 }
 
 MiaResult mia(const data::Dataset& stored, train::TrainConfig config, const MiaOptions& options) {
@@ -273,8 +271,7 @@ MiaResult mia(const data::Dataset& stored, train::TrainConfig config, const MiaO
     res.master_seed = *options.seed;
     res.seeded = true;
   } else {
-    std::random_device rd;  // the operating system's entropy source
-    res.master_seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    res.master_seed = random::entropy_u64();  // getrandom: the operating system's entropy
   }
 
   if (config.target_epsilon) {
@@ -488,7 +485,7 @@ nlohmann::json to_json(const MiaResult& r) {
   j["seeds"] = {{"master", r.master_seed},
                 {"seeded", r.seeded},
                 {"source", r.seeded ? report_field("seed") : "operating-system entropy"},
-                {"derivation", "trial k: splitmix64(master + (2k + s + 1) * 0x9e3779b97f4a7c15), s = 0 without, 1 with the canary"},
+                {"derivation", "trial k: the first 64-bit word of ChaCha20 stream 2k + s keyed by SHA-256 of the master, s = 0 without, 1 with the canary"},
                 {"without", r.seeds_without},
                 {"with", r.seeds_with}};
   j["canary"] = {{"x_axis", r.canary.axis + 1},
@@ -512,7 +509,8 @@ std::string to_table(const MiaResult& r) {
   s += fmt::format("canary: {}\n", r.canary.description);
   s += fmt::format("trials: {} models on D and {} on D' ({} trainings, {} threads, {:.2f} s)\n", r.scores_with.size(),
                    r.scores_without.size(), 2 * r.scores_with.size(), r.threads, r.seconds);
-  s += fmt::format("seeds: master {} ({}); trial k uses splitmix64(master, 2k) on D, (master, 2k+1) on D'\n",
+  s += fmt::format("seeds: master {} ({}); trial k uses the first word of ChaCha20 stream 2k of the master's key on D, "
+                   "stream 2k+1 on D' (every training seeded: an experiment, not a release)\n",
                    r.master_seed, r.seeded ? report_field("seed") : "operating-system entropy");
   for (const auto& note : r.notes) s += fmt::format("note: {}\n", note);
   s += fmt::format("test chosen on trials 1..{}: {}\n", e.selection_trials, test_text(e.selected));

@@ -138,8 +138,8 @@ namespace {
 class EpochShifts {
  public:
   EpochShifts(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
-              std::optional<std::int64_t> final_position, double gap)
-      : c_(c), h_(h), gap_(gap), l_(l), J_(J), S_(J * l + r),
+              std::optional<std::int64_t> final_position, double final_shift, double gap)
+      : c_(c), h_(h), h_final_(final_shift), gap_(gap), l_(l), J_(J), S_(J * l + r),
         final_(final_position ? std::optional<std::int64_t>(J * l + *final_position) : std::nullopt),
         lc_(c < 1.0 ? std::log(static_cast<long double>(c)) : 0.0L) {}
 
@@ -170,12 +170,12 @@ class EpochShifts {
       sum += static_cast<long double>(h_) * power(S - static_cast<long double>(hi * l_)) *
              geometric(hi - lo + 1, l_);
     if (final_ && a < *final_ && *final_ <= b)
-      sum += static_cast<long double>(h_) * power(S - static_cast<long double>(*final_));
+      sum += static_cast<long double>(h_final_) * power(S - static_cast<long double>(*final_));
     return sum;
   }
 
  private:
-  double c_, h_, gap_;
+  double c_, h_, h_final_, gap_;
   std::int64_t l_, J_, S_;
   std::optional<std::int64_t> final_;
   long double lc_;
@@ -185,7 +185,14 @@ class EpochShifts {
 
 double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
                            std::optional<std::int64_t> final_position, double initial_gap) {
+  return shift_energy_epochs(c, h, l, J, r, final_position, h, initial_gap);
+}
+
+double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
+                           std::optional<std::int64_t> final_position, double final_shift,
+                           double initial_gap) {
   check_c(c);
+  if (std::isnan(final_shift) || final_shift < 0) fail("final_shift", final_shift, ">= 0");
   if (l < 1) fail("l", static_cast<double>(l), ">= 1");
   if (J < 0) fail("J", static_cast<double>(J), ">= 0");
   if (r < 1 || r > l) fail("r", static_cast<double>(r), fmt::format("in [1, l = {}]", l));
@@ -198,9 +205,9 @@ double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, s
   if (c == 0.0) {
     // Every gap is wiped by the next step: only a shift at the last step must be removed.
     const bool last = final_position && *final_position == r;
-    return last ? h * h : 0.0;
+    return last ? final_shift * final_shift : 0.0;
   }
-  const EpochShifts sh(c, h, l, J, r, final_position, initial_gap);
+  const EpochShifts sh(c, h, l, J, r, final_position, final_shift, initial_gap);
   const std::int64_t S = sh.steps();
   // Candidate vertices (indices into 0..S): the origin, the point before the first, second,
   // next-to-last and last epoch shift (the chain between the first -- for l = 1 the second --

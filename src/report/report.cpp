@@ -92,12 +92,17 @@ nlohmann::json to_json(const Run& run) {
   j["diameter"] = report::json_number(run.diameter);
   j["release"] = to_string(run.release);
   j["adjacency"] = to_string(run.adjacency);
+  j["drop_last"] = run.drop_last;
+  j["order_known"] = run.order_known;
   if (run.index) j["index"] = *run.index;
   if (run.dimension) j["dimension"] = *run.dimension;
   if (run.clip) j["clip"] = *run.clip;
   if (run.lsi_constant) j["lsi_constant"] = *run.lsi_constant;
   if (run.pld_interval) j["pld_interval"] = *run.pld_interval;
   if (run.pld_cells) j["pld_cells"] = *run.pld_cells;
+  if (run.grid) {
+    j["noise_grid"] = {{"slack", run.grid->slack}, {"epsilon", run.grid->epsilon}, {"log_beta", report::json_number(run.grid->log_beta)}};
+  }
   return j;
 }
 
@@ -141,6 +146,10 @@ nlohmann::json to_json(const Report& report) {
       if (const AnalysisResult* r = find_result(report.add_remove, a["name"].get<std::string>()))
         a["add_remove"] = {{"epsilon", report::json_number(*r->epsilon)}, {"delta", report::json_number(*r->delta)}};
     j["best_add_remove"] = best_json(report.add_remove, report.add_remove_best);
+  }
+  if (!report.add_remove_reason.empty()) {
+    j["best_add_remove"] = nullptr;
+    j["add_remove_reason"] = report.add_remove_reason;
   }
   if (report.per_index) {
     const auto& v = *report.per_index;
@@ -219,6 +228,8 @@ std::string to_table(const Report& report) {
     const auto& b = report.add_remove[*report.add_remove_best];
     out += fmt::format("best under add/remove-one: {} (epsilon = {}, delta = {})\n", b.name,
                        report::show10(*b.epsilon), report::show10(*b.delta));
+  } else if (!report.add_remove_reason.empty()) {
+    out += fmt::format("best under add/remove-one: none (not applicable: {})\n", report.add_remove_reason);
   }
   if (report.per_index) out += per_index_table(report);
   return out;

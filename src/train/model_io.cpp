@@ -263,6 +263,18 @@ bool parse_number(const std::string& text, double& out) {
 }
 }  // namespace
 
+std::optional<std::string> release_warning(const nlohmann::json& doc, const std::string& name) {
+  const auto it = doc.find("randomness");
+  if (it == doc.end() || !it->is_string()) return std::nullopt;
+  const std::string text = it->get<std::string>();
+  if (text.rfind("seeded", 0) != 0) return std::nullopt;
+  return fmt::format(
+      "warning: {} was trained with a seed ({}): anyone who knows the seed can regenerate its noise and "
+      "subtract it, so its privacy report does not hold for a published model; train without a seed for a "
+      "release (docs/security.md)",
+      name, text);
+}
+
 std::string output_label(const ModelFile& f, double output) {
   if (f.label_kind == "real") return fmt::format("{}", output);
   for (std::size_t k = 0; k < f.labels.mapped.size(); ++k)

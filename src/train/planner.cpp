@@ -109,9 +109,14 @@ std::optional<TrainingPlan> plan_training(const TrainConfig& config, std::int64_
         probe.target_epsilon.reset();
         probe.sigma.reset();
         probe.noise_std = 1.0;
+        if (!k.drop_last) probe.sampling = Sampling::shuffle;
         const Run base = planned_run(probe, n, d, outputs);
+        // A stated drop_last = false keeps a partial batch, which only the shuffled order has.
         for (Sampling s : batch_policy_candidates(k.release))
-          p.candidates.push_back(calibrate_policy(base, s, epsilon, delta));
+          if (k.drop_last || s == Sampling::shuffle) p.candidates.push_back(calibrate_policy(base, s, epsilon, delta));
+        if (p.candidates.empty())
+          fail(opt("drop_last"), "false",
+               fmt::format("absent with {}: its batches are Poisson only", error_field("release", "every")));
         const PolicyCandidate* best = nullptr;
         for (const auto& c : p.candidates)
           if (c.feasible && (!best || c.noise_std < best->noise_std)) best = &c;

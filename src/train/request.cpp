@@ -392,7 +392,8 @@ TrainOutcome train_request(TrainRequest request, const Layout& layout, Watch wat
 namespace {
 
 std::string randomness(const TrainResult& r) {
-  return r.seeded ? "seeded: for experiments" : "operating-system entropy";
+  return r.seeded ? "seeded: for experiments, not for release (ChaCha20 keyed from the seed)"
+                  : "operating-system entropy (ChaCha20 keyed with 256 bits from getrandom)";
 }
 
 }  // namespace

@@ -13,16 +13,27 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "hsdp/random/samplers.hpp"
+
 namespace hsdp::train {
 
-BatchSampler::BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, std::mt19937_64& rng)
-    : sampling_(sampling), n_(n), b_(b), rng_(rng) {
+BatchSampler::BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, random::Csprng& rng,
+                           bool drop_last)
+    : sampling_(sampling), n_(n), b_(b), rng_(rng), drop_last_(drop_last) {
   if (sampling_ == Sampling::fixed || sampling_ == Sampling::shuffle) {
     perm_.resize(static_cast<std::size_t>(n));
     std::iota(perm_.begin(), perm_.end(), 0);
   }
-  if (sampling_ == Sampling::poisson && b_ < n_)
-    log1m_q_ = std::log1p(-static_cast<double>(b_) / static_cast<double>(n_));
+  if (sampling_ == Sampling::poisson && b_ < n_) {
+    // The gap rate mu = -log(1 - q) rounded DOWN to r 2^-s with about 40 significant bits (and
+    // 2^-40 below libm's value, far more than its error): the inclusion probability
+    // q' = 1 - exp(-r 2^-s) is at most q and within 2^-39 of it (relative).
+    const double mu = -std::log1p(-static_cast<double>(b_) / static_cast<double>(n_)) * (1.0 - 0x1p-40);
+    int e = 0;
+    std::frexp(mu, &e);  // mu in [2^(e-1), 2^e)
+    gap_bits_ = std::min(60, 40 - e);
+    gap_rate_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ldexp(mu, gap_bits_)));
+  }
 }
 
 void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
@@ -38,36 +49,34 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
         std::iota(out.begin(), out.end(), 0);
         return;
       }
-      // P(gap = k) = (1-q)^k q, k >= 0: k = floor(log U / log(1-q)), U uniform in (0, 1].
-      std::uniform_real_distribution<double> uni(0.0, 1.0);
-      double i = -1;
+      // P(gap = k) = (1-q')^k q', k >= 0, drawn exactly (random::geometric_exp).
+      std::int64_t i = -1;
       for (;;) {
-        const double u = 1.0 - uni(rng_);
-        i += 1.0 + std::floor(std::log(u) / log1m_q_);
-        if (!(i < static_cast<double>(n_))) break;
-        out.push_back(static_cast<std::int64_t>(i));
+        const std::uint64_t gap = random::geometric_exp(rng_, gap_rate_, gap_bits_);
+        if (gap >= static_cast<std::uint64_t>(n_)) break;
+        i += 1 + static_cast<std::int64_t>(gap);
+        if (i >= n_) break;
+        out.push_back(i);
       }
       return;
     }
     case Sampling::fixed: {
-      for (std::int64_t j = 0; j < b_; ++j) {
-        std::uniform_int_distribution<std::int64_t> pick(j, n_ - 1);
-        std::swap(perm_[static_cast<std::size_t>(j)], perm_[static_cast<std::size_t>(pick(rng_))]);
-      }
+      for (std::int64_t j = 0; j < b_; ++j)
+        std::swap(perm_[static_cast<std::size_t>(j)], perm_[static_cast<std::size_t>(rng_.uniform_int(j, n_ - 1))]);
       out.assign(perm_.begin(), perm_.begin() + b_);
       return;
     }
     case Sampling::shuffle: {
-      const std::int64_t per_epoch = n_ / b_;
+      // drop_last: floor(n/b) batches of b, the n mod b records at the end unused this epoch;
+      // otherwise ceil(n/b) batches, the last holding those n mod b records.
+      const std::int64_t per_epoch = drop_last_ ? n_ / b_ : (n_ + b_ - 1) / b_;
       const std::int64_t k = (t - 1) % per_epoch;
       if (k == 0) {
         // Fisher-Yates with the run's generator (a new hidden permutation per epoch).
-        for (std::int64_t j = n_ - 1; j > 0; --j) {
-          std::uniform_int_distribution<std::int64_t> pick(0, j);
-          std::swap(perm_[static_cast<std::size_t>(j)], perm_[static_cast<std::size_t>(pick(rng_))]);
-        }
+        for (std::int64_t j = n_ - 1; j > 0; --j)
+          std::swap(perm_[static_cast<std::size_t>(j)], perm_[static_cast<std::size_t>(rng_.uniform_int(0, j))]);
       }
-      out.assign(perm_.begin() + k * b_, perm_.begin() + (k + 1) * b_);
+      out.assign(perm_.begin() + k * b_, perm_.begin() + std::min(n_, (k + 1) * b_));
       return;
     }
     case Sampling::cyclic: {
@@ -79,10 +88,12 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
 }
 
 std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t T,
-                                 bool seeded) {
+                                 bool seeded, bool drop_last) {
   const std::string generator =
-      seeded ? "the run's seeded generator: the same command with the same --seed draws the same order"
-             : "the run's generator from operating-system entropy: never written, not reproducible";
+      seeded ? "the run's ChaCha20 generator keyed from --seed: the same command with the same --seed draws the "
+               "same order (seeded: for experiments, not for release)"
+             : "the run's ChaCha20 generator keyed from operating-system entropy (getrandom): never written, not "
+               "reproducible";
   switch (sampling) {
     case Sampling::full:
       return "full: every record at every step";
@@ -92,15 +103,22 @@ std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t
     case Sampling::fixed:
       return fmt::format("fixed: each step {} records drawn uniformly without replacement ({})", b, generator);
     case Sampling::shuffle: {
-      const std::int64_t l = n / b;
+      const std::int64_t r = n % b;
+      const bool partial = !drop_last && r > 0;
+      const std::int64_t l = n / b + (partial ? 1 : 0);
       const std::int64_t epochs = T / l + (T % l != 0 ? 1 : 0);
+      const std::string cut =
+          partial ? fmt::format("cut into {} batch{} of {} and a last batch of the {} record{} left (each "
+                                "batch's gradient the mean over its own records)",
+                                l - 1, l - 1 == 1 ? "" : "es", b, r, r == 1 ? "" : "s")
+                  : fmt::format("cut into {} batch{} of {}, {} record{} unused per epoch", l, l == 1 ? "" : "es", b,
+                                n - l * b, n - l * b == 1 ? "" : "s");
       return fmt::format(
-          "shuffle: each epoch a fresh uniformly random permutation (Fisher-Yates), cut into {} "
-          "batch{} of {}, {} record{} unused per epoch, {} epoch{} ({} steps; the last {}); the "
-          "permutations are hidden -- the certificate's position average assumes that they stay "
-          "unpublished ({})",
-          l, l == 1 ? "" : "es", b, n - l * b, n - l * b == 1 ? "" : "s", epochs, epochs == 1 ? "" : "s", T,
-          T % l == 0 ? "whole" : fmt::format("{} of {} batches", T % l, l), generator);
+          "shuffle: each epoch a fresh uniformly random permutation (Fisher-Yates), {}, {} epoch{} ({} "
+          "steps; the last {}); the certificate's position average assumes the permutations uniformly "
+          "random and unpublished -- a known order is certified at the worst position ({})",
+          cut, epochs, epochs == 1 ? "" : "s", T, T % l == 0 ? "whole" : fmt::format("{} of {} batches", T % l, l),
+          generator);
     }
     case Sampling::cyclic:
       return fmt::format("cyclic: records in their stored order, step t reads records (t-1) b .. t b - 1 modulo n "

@@ -70,6 +70,12 @@ std::optional<std::string> unless_noisy_sgd(const TrainConfig& c) {
   if (c.algorithm == Algorithm::noisy_sgd) return std::nullopt;
   return fmt::format("{} forms its batches as its paper does", error_field("algorithm", to_string(c.algorithm)));
 }
+std::optional<std::string> unless_shuffled(const TrainConfig& c) {
+  if (const auto why = unless_noisy_sgd(c)) return why;
+  if (c.unstated.sampling || c.sampling == Sampling::shuffle) return std::nullopt;
+  return fmt::format("only {} reads it (the order of every other batching has no partial last batch; sampling = {})",
+                     error_field("sampling", "shuffle"), to_string(c.sampling));
+}
 std::optional<std::string> unless_epochs_count(const TrainConfig& c) {
   if (c.steps)
     return fmt::format("{} states the length (give one of {} and {})", error_field("steps", std::to_string(*c.steps)),
@@ -103,6 +109,9 @@ const std::vector<TrainField>& table() {
          "noisy-sgd|noisy-gd|pnsgd|federated|online", "noisy-sgd"),
       wd({"sampling", "noisy-sgd batches: poisson|fixed|shuffle|cyclic|full (default poisson; planned with a target epsilon)"},
          &TrainSpec::sampling, "poisson|fixed|shuffle|cyclic|full", {}, unless_noisy_sgd),
+      wd({"drop_last", "shuffle: true drops the n mod b records left after the last full batch of each epoch; false "
+                       "keeps them as a smaller last batch (PyTorch's DataLoader default); default true"},
+         &TrainSpec::drop_last, "true|false", {}, unless_shuffled),
       in({"batch_size", "Batch size b (users per round m for federated; default min(256, n/4), planned with a target epsilon)"}, &TrainSpec::batch_size),
       in({"steps", "Number of steps T"}, &TrainSpec::steps),
       re({"epochs", "Epochs (noisy-sgd: T = epochs n / b, default 1; noisy-gd: T = epochs, default 100; planned with a target epsilon)"},
@@ -119,6 +128,14 @@ const std::vector<TrainField>& table() {
          &TrainSpec::release, "last|random-stop|every"),
       re({"clip", "Per-example gradient clipping norm C (only the composition baseline stays valid)"},
          &TrainSpec::clip),
+      wd({"adjacency", "Neighbouring datasets of the target and the report: replace (one record replaced, default; "
+                       "the report shows add/remove-one beside it) | remove (one added or removed: Opacus' and "
+                       "dp_accounting's)"},
+         &TrainSpec::adjacency, "replace|remove"),
+      wd({"order_known", "true: the batch order is public (an order log or seed published with the model): shuffled "
+                         "batches certified at their worst position, Poisson and fixed-size batches without "
+                         "amplification; default true for a seeded run, false otherwise"},
+         &TrainSpec::order_known, "true|false"),
   };
   return fields;
 }
@@ -236,6 +253,18 @@ TrainConfig TrainSpec::resolve() const {
     c.sampling = pick_choice<Sampling>(opt("sampling"), *o.sampling,
                                        {{"poisson", Sampling::poisson}, {"fixed", Sampling::fixed}, {"shuffle", Sampling::shuffle},
                                         {"cyclic", Sampling::cyclic}, {"full", Sampling::full}});
+  if (o.drop_last) {
+    c.drop_last = pick_choice<bool>(opt("drop_last"), *o.drop_last, {{"true", true}, {"false", false}});
+    if (!c.drop_last && o.sampling && c.sampling != Sampling::shuffle)
+      fail(opt("drop_last"), *o.drop_last,
+           fmt::format("stated only with {} (only a shuffled epoch leaves a partial last batch; sampling = {})",
+                       error_field("sampling", "shuffle"), *o.sampling));
+  }
+  if (o.adjacency)
+    c.adjacency = pick_choice<Adjacency>(opt("adjacency"), *o.adjacency,
+                                         {{"replace", Adjacency::replace}, {"remove", Adjacency::remove}});
+  if (o.order_known)
+    c.order_known = pick_choice<bool>(opt("order_known"), *o.order_known, {{"true", true}, {"false", false}});
   const bool default_one = c.algorithm == Algorithm::pnsgd || c.algorithm == Algorithm::online;
   const std::int64_t default_batch = default_one ? 1 : c.algorithm == Algorithm::federated ? 10 : 256;
   c.batch_size = o.batch_size.value_or(default_batch);

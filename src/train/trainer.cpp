@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <string_view>
 #include <unordered_map>
 
@@ -15,6 +14,8 @@
 #include "hsdp/errors.hpp"
 #include "hsdp/field_use.hpp"
 #include "hsdp/limits.hpp"
+#include "hsdp/random/csprng.hpp"
+#include "hsdp/random/samplers.hpp"
 #include "hsdp/train/planner.hpp"
 #include "sampler.hpp"
 
@@ -27,6 +28,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Everything about the run that does not depend on the noise.
 struct Plan {
   Sampling sampling;
+  bool drop_last = true;  // shuffled batches only
   std::int64_t batch;
   std::int64_t steps;
   ScheduleShape shape;
@@ -62,19 +64,29 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
       fail(opt("steps"), static_cast<double>(*c.steps), fmt::format("1..{} ({})", hi, range));
   };
   switch (c.algorithm) {
-    case Algorithm::noisy_sgd:
+    case Algorithm::noisy_sgd: {
       p.sampling = c.sampling;
       if (c.sampling == Sampling::full) batch_fixed_at(n, "full batches read every record");
       p.batch = c.sampling == Sampling::full ? n : batch_in_range();
+      if (!c.drop_last && c.sampling != Sampling::shuffle)
+        fail(opt("drop_last"), "false",
+             fmt::format("stated only with {} (only a shuffled epoch leaves a partial last batch; sampling = {})",
+                         error_field("sampling", "shuffle"), to_string(c.sampling)));
+      p.drop_last = c.drop_last;
       if (!c.steps) require_positive(opt("epochs"), c.epochs);
-      // The step limit applies to epochs too: T = epochs n / b, checked before it is converted.
+      // The step limit applies to epochs too: T = epochs n / b (shuffled batches keeping the
+      // partial one: epochs ceil(n/b)), checked before it is converted.
+      const bool partial = c.sampling == Sampling::shuffle && !c.drop_last && n % p.batch != 0;
+      const double per_epoch = partial ? static_cast<double>(n / p.batch + 1)
+                                       : static_cast<double>(n) / static_cast<double>(p.batch);
       p.steps = c.steps ? *c.steps
                         : std::max<std::int64_t>(
-                              1, count_from_real(opt("epochs"), c.epochs,
-                                                 c.epochs * static_cast<double>(n) / static_cast<double>(p.batch), 0,
-                                                 kMaxSteps, fmt::format("T = epochs n / b (n = {}, b = {})", n, p.batch)));
+                              1, count_from_real(opt("epochs"), c.epochs, c.epochs * per_epoch, 0, kMaxSteps,
+                                                 partial ? fmt::format("T = epochs ceil(n / b) (n = {}, b = {})", n, p.batch)
+                                                         : fmt::format("T = epochs n / b (n = {}, b = {})", n, p.batch)));
       explicit_steps(kMaxSteps, "any");
       break;
+    }
     case Algorithm::noisy_gd:
       p.sampling = Sampling::full;
       batch_fixed_at(n, "noisy-gd reads every record at every step");
@@ -161,26 +173,56 @@ FieldValues account_request(const Run& run, const Plan& p, const std::optional<d
   return a;
 }
 
-// Per-coordinate noise with parameter-space std s: Gaussian N(0, s^2), or Laplace with
-// scale s / sqrt(2) (variance 2 b^2 = s^2), drawn by inversion.
+// Per-coordinate noise with parameter-space std s on a power-of-two grid (random::GridNoise,
+// docs/security.md): add(u, s) rounds u to the grid lambda(s) and adds lambda K, K the exact
+// discrete Gaussian (or discrete Laplace, scale s / sqrt 2) in grid units, so the value it
+// returns is a multiple of lambda whatever u is; draw(s) is lambda K alone. Every draw comes
+// from the run's CSPRNG.
 class NoiseSource {
  public:
-  NoiseSource(std::mt19937_64& rng, NoiseKind kind) : rng_(rng), kind_(kind) {}
-  double operator()(double s) {
-    if (kind_ == NoiseKind::gaussian) return s * normal_(rng_);
-    double v = 0.0;
-    while (v == 0.0) v = uniform_(rng_);  // (0, 1): log1p(-1) = -inf must not occur
-    const double u = v - 0.5;             // in (-0.5, 0.5)
-    const double b = s / std::sqrt(2.0);
-    return u < 0 ? b * std::log1p(2 * u) : -b * std::log1p(-2 * u);
+  NoiseSource(random::Csprng& rng, NoiseKind kind)
+      : rng_(rng), law_(kind == NoiseKind::gaussian ? random::Law::gaussian : random::Law::laplace) {}
+  double add(double u, double s) { return grid(s).add(rng_, u, out_of_range_); }
+  double draw(double s) {
+    const random::GridNoise& g = grid(s);
+    return g.lambda() * static_cast<double>(g.draw(rng_));
   }
+  /// Noisy values whose grid index reached 2^52 (no longer exact on the grid).
+  std::uint64_t out_of_range() const { return out_of_range_; }
 
  private:
-  std::mt19937_64& rng_;
-  NoiseKind kind_;
-  std::normal_distribution<double> normal_{0.0, 1.0};
-  std::uniform_real_distribution<double> uniform_{0.0, 1.0};
+  const random::GridNoise& grid(double s) {
+    if (!grid_ || s != s_) {
+      grid_.emplace(law_, s);
+      s_ = s;
+    }
+    return *grid_;
+  }
+  random::Csprng& rng_;
+  random::Law law_;
+  std::optional<random::GridNoise> grid_;
+  double s_ = 0.0;
+  std::uint64_t out_of_range_ = 0;
 };
+
+// What drawing the noise on a grid costs the analyses (run.hpp NoiseGrid, docs/security.md):
+// each step's map gains at most two roundings, 2 lambda sqrt(P) <= 2 2^-32 sqrt(P) s_t, and
+// every draw's law is within e^(+-eta) of the rounded continuous law outside probability beta.
+NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, Algorithm algorithm, NoiseKind kind) {
+  NoiseGrid g;
+  g.slack = 2.0 * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
+  const double draws = static_cast<double>(parameters) * static_cast<double>(steps);
+  const bool gaussian = kind == NoiseKind::gaussian;
+  g.epsilon = 2.0 * draws * (gaussian ? random::kGaussianEta : random::kLaplaceEta);
+  if (gaussian) g.log_beta = std::log(draws) + random::kGaussianLogBeta;
+  if (algorithm == Algorithm::federated) {
+    // Each user adds its own discrete noise: the privacy of their sum is not derived here.
+    g.log_beta = 0.0;
+    g.reason = "federated: each user's noise is drawn on its own grid and the cost of summing the users' "
+               "discrete noise is not derived (docs/security.md)";
+  }
+  return g;
+}
 
 }  // namespace
 
@@ -226,7 +268,11 @@ Run base_run(const TrainConfig& c, const Plan& p, std::int64_t n, std::size_t pa
   run.loss = loss_class(p, c, parameters);
   run.diameter = c.constraint.diameter(parameters);
   run.release = c.release;
-  run.adjacency = Adjacency::replace;
+  run.adjacency = c.adjacency;
+  run.drop_last = p.sampling != Sampling::shuffle || p.drop_last;
+  // A seeded run's batches can be regenerated from its seed: certified as an order known to
+  // the adversary unless the caller states otherwise.
+  run.order_known = c.order_known.value_or(c.seed.has_value());
   run.dimension = static_cast<std::int64_t>(parameters);
   if (p.clipping_acts) run.clip = *c.clip;
   return run;
@@ -348,13 +394,6 @@ std::vector<std::vector<std::int64_t>> group_users(const data::Dataset& data) {
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // The records of the users client `rank` holds (user u -> client 1 + u mod (size - 1)),
 // stored contiguously; local[u] lists user u's rows in it (empty for the other users).
 data::Dataset client_records(const data::Dataset& data, const std::vector<std::vector<std::int64_t>>& groups,
@@ -383,28 +422,18 @@ data::Dataset client_records(const data::Dataset& data, const std::vector<std::v
 // loss and of the correct predictions (reduce) for the server's evaluation.
 void federated_rounds(TrainResult& res, const data::Dataset& mine,
                       const std::vector<std::vector<std::int64_t>>& local, const Plan& plan, const Run& run,
-                      const TrainConfig& config, std::uint64_t seed, const TrainConfig::Federation& fed) {
+                      const TrainConfig& config, const random::Key& key, const TrainConfig::Federation& fed) {
   const std::size_t P = res.model.parameters();
   const bool server = fed.rank == 0;
   const auto clients = static_cast<std::int64_t>(fed.size - 1);
   const auto users = static_cast<std::int64_t>(local.size());
-  // The clients' generators come from a job seed the server sends: derived from the seed (a
-  // seeded job is reproducible) or fresh entropy, never the server's own seed, so that the
-  // clients cannot replay the hidden permutation or stop of an unseeded run.
-  std::vector<std::int64_t> job(1, 0);
-  if (server) {
-    std::random_device rd;
-    job[0] = static_cast<std::int64_t>(config.seed ? splitmix64(seed ^ 0x6a09e667f3bcc908ULL)
-                                                   : (static_cast<std::uint64_t>(rd()) << 32) ^ rd());
-  }
-  fed.broadcast_ids(job);
-  std::mt19937_64 rng(seed);
-  if (!server) {
-    const auto j = static_cast<std::uint64_t>(job[0]);
-    std::seed_seq seq{static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(j >> 32),
-                      static_cast<std::uint32_t>(fed.rank)};
-    rng.seed(seq);
-  }
+  // Every process has its own generator. The server's is the run's (the seed's key or fresh
+  // entropy). A client's is keyed from its own operating-system entropy, so that neither the
+  // server nor the other clients can replay its noise, nor any client the hidden permutation
+  // or stop; with a seed it is derived from the seed's key and the rank (reproducible).
+  random::Csprng rng(server ? key
+                            : config.seed ? random::Csprng(key).derive_key("federated client", static_cast<std::uint64_t>(fed.rank))
+                                          : random::entropy_key());
   NoiseSource noise(rng, config.noise);
 
   const std::int64_t T = plan.steps;
@@ -412,7 +441,7 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
   std::optional<BatchSampler> sampler;
   if (server) {
     // The same draws, in the same order, as one process: the stop, then the permutation.
-    if (config.release == Release::random_stop) tau = std::uniform_int_distribution<std::int64_t>(1, T)(rng);
+    if (config.release == Release::random_stop) tau = rng.uniform_int(1, T);
     sampler.emplace(plan.sampling, users, plan.batch, rng);
     res.uses.assign(static_cast<std::size_t>(users), 0);
   }
@@ -440,7 +469,7 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
         if (1 + u % clients != fed.rank) continue;
         clipped += add_user_mean(res.model, mine, local[static_cast<std::size_t>(u)], clip, message, tmp);
         if (s > 0)
-          for (std::size_t j = 0; j < P; ++j) message[j] += noise(s);
+          for (std::size_t j = 0; j < P; ++j) message[j] += noise.draw(s);
       }
       message[P] = static_cast<double>(clipped);
     }
@@ -478,6 +507,7 @@ Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::s
   Run run = base_run(config, p, n, parameters);
   if (config.sigma) run.noise_std = noise_from_sigma(p, config.noise, *config.sigma);
   if (config.noise_std) run.noise_std = Schedule(*config.noise_std);
+  if (!config.no_noise) run.grid = noise_grid(parameters, p.steps, config.algorithm, config.noise);
   return run;
 }
 
@@ -557,6 +587,13 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     res.notes.push_back(fmt::format(
         "Laplace noise on {} parameters: the Laplace analysis (isit Thm 3) is stated in 1-D", P));
 
+  // Noise drawn on a grid (docs/security.md): its cost, known before training, is part of the
+  // run every analysis (and the calibration) reads.
+  if (!config.no_noise) {
+    run.grid = noise_grid(P, plan.steps, config.algorithm, config.noise);
+    if (!run.grid->reason.empty()) res.notes.push_back(run.grid->reason + ": the report certifies nothing");
+  }
+
   // ---- noise
   if (config.sigma) {
     res.sigma = *config.sigma;
@@ -598,42 +635,43 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     res.account_request = account_request(run, plan, res.sigma, config.delta);
   }
 
-  // ---- randomness
-  std::uint64_t seed;
-  if (config.seed) {
-    seed = *config.seed;
-    res.seeded = true;
-  } else {
-    std::random_device rd;  // the operating system's entropy source
-    seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  }
+  // ---- randomness: one CSPRNG keyed from the operating system, or from the seed
+  res.seeded = config.seed.has_value();
+  random::Key key = config.seed ? random::seed_key(*config.seed) : random::entropy_key();
   if (fed) {
-    federated_rounds(res, mine, mine_users, plan, run, config, seed, *fed);
+    federated_rounds(res, mine, mine_users, plan, run, config, key, *fed);
     if (res.clipped_examples > 0 && !plan.clipping_acts) throw std::logic_error("clipping acted although C >= L");
     res.run = run;
     return res;
   }
-  // Every process draws from process 0's seed (the entropy draw above is kept only there).
-  if (parallel) seed = parallel->share_seed(seed);
-  std::mt19937_64 rng(seed);
+  // Data parallel: every process draws from process 0's key (its 4 words broadcast), so
+  // batches and noise are one generator sequence, as in one process.
+  if (parallel) {
+    for (std::size_t w = 0; w < key.size(); w += 8) {
+      std::uint64_t word = 0;
+      for (std::size_t i = 0; i < 8; ++i) word |= static_cast<std::uint64_t>(key[w + i]) << (8 * i);
+      word = parallel->share_seed(word);
+      for (std::size_t i = 0; i < 8; ++i) key[w + i] = static_cast<std::uint8_t>(word >> (8 * i));
+    }
+  }
+  random::Csprng rng(key);
   NoiseSource noise(rng, config.noise);
 
   // ---- the iteration
   const std::int64_t T = plan.steps;
   const std::int64_t tau =
-      config.release == Release::random_stop
-          ? std::uniform_int_distribution<std::int64_t>(1, T)(rng)  // hidden stopping time
-          : T;
+      config.release == Release::random_stop ? rng.uniform_int(1, T)  // hidden stopping time
+                                             : T;
   res.released_step = tau;
-  res.batch_order = describe_batch_order(plan.sampling, n, plan.batch, T, res.seeded);
+  res.batch_order = describe_batch_order(plan.sampling, n, plan.batch, T, res.seeded, run.drop_last);
   res.uses.assign(static_cast<std::size_t>(n), 0);
-  BatchSampler sampler(plan.sampling, n, plan.batch, rng);
+  BatchSampler sampler(plan.sampling, n, plan.batch, rng, run.drop_last);
   std::vector<double>& theta = res.model.theta;
   std::vector<double> grad(P), released, user_grad(with_users ? P : 0);
   std::vector<std::int64_t> batch;
   const double clip = config.clip ? *config.clip : 0.0;
   const double l2 = config.loss.l2;
-  const double inv_b = 1.0 / static_cast<double>(plan.batch);
+  const double inv_plan_b = 1.0 / static_cast<double>(plan.batch);
   const bool local_noise = config.algorithm == Algorithm::federated;
   double max_excess = -kInf;
   const std::int64_t report_every = std::max<std::int64_t>(1, T / 200);
@@ -681,18 +719,23 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     }
     res.clipped_examples += clipped;
     const double eta = plan.eta.at(t);
+    // The batch-mean gradient: the sum over b, except a shuffled run's partial last batch,
+    // averaged over its own records (what the analyses charge: 2 eta L / (n mod b)).
+    const double inv_b = plan.sampling == Sampling::shuffle && static_cast<std::int64_t>(batch.size()) < plan.batch
+                             ? 1.0 / static_cast<double>(batch.size())
+                             : inv_plan_b;
     if (local_noise && !config.no_noise) {
       // federated Alg. 1: user j sends grad_j + sigma Z_j; the aggregator averages the m
       // messages. In parameter space: eta/m sum_j sigma Z_j has std eta sigma / sqrt(m).
       const double s = run.noise_std.at(t) * std::sqrt(static_cast<double>(plan.batch)) / eta;
       for (std::size_t u = 0; u < batch.size(); ++u)
-        for (std::size_t j = 0; j < P; ++j) grad[j] += noise(s);
+        for (std::size_t j = 0; j < P; ++j) grad[j] += noise.draw(s);
       for (std::size_t j = 0; j < P; ++j) theta[j] -= eta * (grad[j] * inv_b + l2 * theta[j]);
     } else {
       const double s = config.no_noise ? 0.0 : run.noise_std.at(t);
       for (std::size_t j = 0; j < P; ++j) {
-        theta[j] -= eta * (grad[j] * inv_b + l2 * theta[j]);
-        if (s > 0) theta[j] += noise(s);
+        const double u = theta[j] - eta * (grad[j] * inv_b + l2 * theta[j]);
+        theta[j] = s > 0 ? noise.add(u, s) : u;  // on the grid of s (docs/security.md)
       }
     }
     config.constraint.project(theta);
@@ -704,6 +747,18 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   res.max_constraint_excess = max_excess;
   if (res.clipped_examples > 0 && !plan.clipping_acts)
     throw std::logic_error("clipping acted although C >= L");
+  if (noise.out_of_range() > 0 && run.grid) {
+    // A noisy value left the range where the grid is exact: its set of possible values is no
+    // longer known to be input-independent, so no analysis certifies the run.
+    run.grid->log_beta = 0.0;
+    run.grid->reason = fmt::format(
+        "{} noisy value{} left the range where doubles represent the noise grid exactly (|value| >= 2^52 "
+        "grid steps, 2^20 noise stds)",
+        noise.out_of_range(), noise.out_of_range() == 1 ? "" : "s");
+    res.notes.push_back(run.grid->reason + ": the report certifies nothing");
+    res.report = account_request(run, Query::at_delta(config.delta));
+    res.account_request = account_request(run, plan, res.sigma, config.delta);
+  }
   res.run = run;
   return res;
 }

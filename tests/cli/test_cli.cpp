@@ -78,7 +78,12 @@ TEST(Cli, JsonEqualsLibrary) {
   // The command's request: every analysis, and the add/remove-one values of this replace-one run.
   const auto report = hsdp::account_request(run, hsdp::Query::at_epsilon(1.0));
   EXPECT_EQ(hsdp::to_json(report)["analyses"], j["analyses"]);
+  // Cyclic batches: no add/remove value (a record added or removed moves every later one),
+  // with the reason, in the library's report and the command's alike.
   EXPECT_EQ(hsdp::to_json(report)["best_add_remove"], j["best_add_remove"]);
+  EXPECT_TRUE(j["best_add_remove"].is_null());
+  EXPECT_EQ(hsdp::to_json(report)["add_remove_reason"], j["add_remove_reason"]);
+  EXPECT_NE(j["add_remove_reason"].get<std::string>().find("cyclic"), std::string::npos);
 }
 
 TEST(Cli, RestrictToOneAnalysis) {
@@ -224,7 +229,7 @@ struct PldAnswer {
 
 PldAnswer composition_pld(const std::string& knobs) {
   auto r = run_cli(
-      "account --n 1000 --batch-size 1000 --steps 100 --eta 0.1 --noise-multiplier 5 --clip 1 "
+      "account --n 1000 --batch-size 1000 --sampling poisson --steps 100 --eta 0.1 --noise-multiplier 5 --clip 1 "
       "--adjacency remove --release every --delta 1e-5 --json --analysis composition-pld " + knobs);
   EXPECT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);

@@ -240,7 +240,7 @@ std::vector<Case> reported() {
       // Extreme but valid: the analyses whose sigma would overflow say so (not applicable), the
       // others report; no error naming an internal parameter ("sigma = inf").
       {"noise_std_1e308_eta", "train --data good.csv --model logistic --noise-std 1e308 --eta 1e10",
-       {"privacy report of the run performed", "outside the range this analysis computes in"}, nullptr, 0},
+       {"privacy report of the run performed", "no charge is derived for this run"}, nullptr, 0},
       {"feature_scale_nan", train_args("--feature-scale nan"), {"--feature-scale", "nan"}},
       {"feature_scale_inf_second", train_args("--feature-scale 1,inf,1"), {"--feature-scale", "inf"}},
       {"classes_absent", train_args("--classes 7 8"), {"--classes", "7"}},
@@ -597,6 +597,10 @@ std::vector<Case> run_flag_cases() {
       a("index_beyond_n", "--example --index 101", {"--index", "101"}),
       a("release_bogus", "--example --release bogus", {"--release", "bogus"}),
       a("adjacency_bogus", "--example --adjacency bogus", {"--adjacency", "bogus"}),
+      a("drop_last_bogus", "--example --sampling shuffle --drop-last maybe", {"--drop-last", "maybe", "true or false"}),
+      a("drop_last_empty", "--example --sampling shuffle --drop-last ''", {"--drop-last", "true or false"}),
+      a("drop_last_cyclic", "--example --drop-last false", {"--drop-last", "false", "--sampling shuffle"}),
+      a("order_known_bogus", "--example --order-known 1", {"--order-known", "1", "true or false"}),
       a("pld_interval_zero", "--example --pld-interval 0", {"--pld-interval", "0"}),
       a("pld_cells_huge", "--example --pld-cells 1e9", {"--pld-cells"}),
       a("delta_zero", "--example --delta 0", {"--delta", "0"}),
@@ -1071,7 +1075,7 @@ std::vector<Case> second_round() {
   add("grid_2_63", exact_args("--grid 9223372036854775808"), {"--grid", "9223372036854775808"});
   add("trials_2_63", mia_args("--trials 9223372036854775808"), {"--trials", "9223372036854775808"});
   add("points_2_31", exact_args("--csv new.csv --points 2147483648"), {"--points", "2147483648"});
-  add("compare_points_2_31", kCompare + " --points 2147483648", {"--points", "2147483648"});
+  add("compare_points_2_31", "compare --example --x steps --from 1 --to 20 --points 2147483648", {"--points", "2147483648"});
   add("threads_2_31", mia_args("--threads 2147483648"), {"--threads", "2147483648"});
   add("batch_size_2_63", train_args("--batch-size 9223372036854775808"), {"--batch-size", "9223372036854775808"});
   add("steps_hex", train_args("--steps 0x10"), {"--steps", "0x10"});
@@ -1203,3 +1207,20 @@ TEST(CatalogueSize, AtLeast250MalformedInputs) {
 }
 
 }  // namespace
+
+// The last resort of cli/main.cpp: an exception that is not an InvalidArgument (a bug: no input
+// reaches it, so the test raises one through HSDP_TEST_INTERNAL_ERROR) names the command typed,
+// says it is a bug in hsdp, escapes the text's control characters and exits 1.
+TEST(LastResort, NamesTheCommandAndSaysItIsABug) {
+  const fs::path root = fs::path(::testing::TempDir()) / ("hsdp_last_resort_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "work");
+  fs::create_directories(root / "logs");
+  const Outcome o = run_in(root / "work", root / "logs", "account --example", kLimit,
+                           "HSDP_TEST_INTERNAL_ERROR='boom\033[31m'");
+  EXPECT_EQ(o.status, 1);
+  EXPECT_EQ(o.out, "");
+  EXPECT_NE(o.err.find("hsdp: internal error: hsdp account: boom\\x1b[31m"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("a bug in hsdp, not in your input"), std::string::npos) << o.err;
+  fs::remove_all(root);
+}

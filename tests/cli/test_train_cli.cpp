@@ -44,7 +44,7 @@ TEST(TrainCli, TargetReportEqualsAccountAndModelFile) {
   const json out = parse(r.out);
   EXPECT_GT(out["train_accuracy"].get<double>(), 0.6);
   EXPECT_GT(out["test_accuracy"].get<double>(), 0.6);
-  EXPECT_EQ(out["randomness"], "seeded: for experiments");
+  EXPECT_EQ(out["randomness"], "seeded: for experiments, not for release (ChaCha20 keyed from the seed)");
   const json& report = out["report"];
   EXPECT_LE(report["best"]["epsilon"].get<double>(), 5.0);
   EXPECT_EQ(report["query"]["delta"].get<double>(), 1e-5);
@@ -88,7 +88,8 @@ TEST(TrainCli, PredictScoresTheSavedModelLikeTheLibrary) {
                    " --sigma 0.5 --seed 5 --output " + model);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("train accuracy"), std::string::npos);
-  EXPECT_NE(r.out.find("privacy report of the run performed (noise: seeded: for experiments)"), std::string::npos);
+  EXPECT_NE(r.out.find("privacy report of the run performed (noise: seeded: for experiments, not for release"),
+            std::string::npos);
   r = run_cli("predict --model-file " + model + " --data " + kBreastCancer + " --json --output " + preds);
   ASSERT_EQ(r.status, 0) << r.err;
   const json p = parse(r.out);
@@ -298,7 +299,7 @@ TEST(TrainCli, SoftmaxOnIrisAndSquaredLoss) {
               " --model squared --constraint box --radius 2 --algorithm pnsgd --sigma 1 --json");
   ASSERT_EQ(r.status, 0) << r.err;
   out = parse(r.out);
-  EXPECT_EQ(out["randomness"], "operating-system entropy");  // no --seed
+  EXPECT_EQ(out["randomness"], "operating-system entropy (ChaCha20 keyed with 256 bits from getrandom)");  // no --seed
   EXPECT_FALSE(out.contains("train_accuracy"));
   EXPECT_TRUE(out.contains("train_loss"));
   EXPECT_TRUE(out.contains("test_loss"));

@@ -80,8 +80,15 @@ class Analysis {
   /// against L, beta, lambda or the diameter needs it.
   virtual bool reads_eta() const { return true; }
 
+  /// True when the analysis derives the cost of noise drawn on a grid (Run::grid,
+  /// docs/security.md): it adds grid->slack s_t to each step's shift, sensitivity and image
+  /// diameter, and evaluate() charges grid->epsilon and grid->log_beta. Default false: on a gridded run an
+  /// upper, lower or comparison bound is "not applicable" (a heuristic is shown as is).
+  virtual bool charges_grid() const { return false; }
+
   /// The reason the analysis does not apply to `run` (nullopt when it does): "needs the step
-  /// size eta" for a run without one when reads_eta(), else check().
+  /// size eta" for a run without one when reads_eta(), a gridded run whose cost it does not
+  /// derive (charges_grid()), else check().
   std::optional<std::string> not_applicable(const Run& run) const;
 
   /// log delta(eps) for eps >= 0 on an applicable run; -inf means delta = 0. Must be

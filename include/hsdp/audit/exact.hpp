@@ -1,6 +1,6 @@
 // Exact audit: the true privacy loss of the last (or randomly stopped) iterate of a
 // one-dimensional worst-case instance, computed by propagating the exact law of the iterate,
-// set next to every upper bound hsdp reports for the same run (DESIGN.md, audit/).
+// set next to every upper bound hsdp reports for the same run (docs/architecture.md, audit/).
 //
 // The instance is the lower-bound construction of altschuler-talwar-2022 Sec. 4 (Thm 4.1):
 // projected noisy SGD on K = [-D/2, D/2] started at w_0 = 0, every loss zero except the

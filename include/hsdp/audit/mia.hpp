@@ -1,6 +1,6 @@
 // Membership-inference audit: an empirical lower bound on the epsilon of the trainer,
 // measured by training many models with and without a canary record, set next to the
-// certified epsilon of the same run (DESIGN.md, audit/; docs/audit.md).
+// certified epsilon of the same run (docs/architecture.md, audit/; docs/audit.md).
 //
 // The experiment. D is the (preprocessed) training set and D' is D with the record at one
 // position replaced by a canary (replace-one adjacency, the adjacency of the trainer's own
@@ -106,8 +106,8 @@ struct MiaOptions {
   std::int64_t trials = 200;    ///< N models per dataset (>= 4)
   double delta = 1e-5;          ///< delta of both the empirical bound and the certified report
   double confidence = 0.95;
-  /// Master seed: trial k of dataset s gets seed splitmix64(master, 2k + s) (s = 0: D,
-  /// s = 1: D'); without it the master comes from the OS entropy (and is recorded).
+  /// Master seed: trial k of dataset s gets seed derive_seed(master, 2k + s) (s = 0: D,
+  /// s = 1: D'); without it the master comes from the OS entropy (getrandom; recorded).
   std::optional<std::uint64_t> seed;
   std::optional<std::int64_t> canary_index;  ///< 1-based position replaced (make_canary)
   int threads = 0;              ///< 0: all OpenMP threads
@@ -187,7 +187,8 @@ struct MiaAudit {
 /// mia() on them.
 MiaAudit mia_request(const MiaRequest& request);
 
-/// splitmix64 of (master + (stream + 1) * 0x9e3779b97f4a7c15): the trial seeds.
+/// The trial seeds: the first 64-bit word of ChaCha20 stream `stream` keyed by
+/// random::seed_key(master) (the one randomness module, random/csprng.hpp).
 std::uint64_t derive_seed(std::uint64_t master, std::uint64_t stream);
 
 /// {"empirical":{"epsilon_lower","delta","confidence","trials","test":{...}},

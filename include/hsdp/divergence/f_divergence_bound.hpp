@@ -51,7 +51,7 @@ struct GammaIntegration {
   /// <= 1 or non-finite are ignored.
   std::vector<double> breakpoints;
   /// Relative tolerance of each piece. The returned value is inflated by 10 * rel_tol
-  /// (rounded up, DESIGN.md "never under-report").
+  /// (rounded up, docs/architecture.md "never under-report").
   double rel_tol = 1e-10;
 };
 

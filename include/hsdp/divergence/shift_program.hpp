@@ -57,4 +57,12 @@ double shift_energy_cyclic_last(double c, double h, std::int64_t l, std::int64_t
 double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
                            std::optional<std::int64_t> final_position, double initial_gap);
 
+/// The same with a final shift of its own size `final_shift` >= 0 (the record in a partial
+/// last batch, or a different batch class, in the last epoch). The vertex argument is
+/// unchanged: the equal shifts of epochs 1..J still form a concave chain, and the final shift
+/// is one more candidate vertex.
+double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
+                           std::optional<std::int64_t> final_position, double final_shift,
+                           double initial_gap);
+
 }  // namespace hsdp::div

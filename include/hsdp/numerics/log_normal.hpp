@@ -1,4 +1,4 @@
-// Log-domain special functions (DESIGN.md, numerics layer).
+// Log-domain special functions (docs/architecture.md, numerics layer).
 //
 // Probabilities in privacy accounting routinely fall below 1e-300 (delta at large
 // epsilon, products of n contraction coefficients), so everything that can underflow

@@ -65,6 +65,12 @@ struct TrainSpec {
   std::optional<double> radius;
   bool no_bias = false;
   std::optional<std::string> constraint, algorithm, sampling;
+  /// "true" | "false": shuffled batches drop (default) or keep the partial last batch; the
+  /// batch order is public (default: true for a seeded run).
+  std::optional<std::string> drop_last, order_known;
+  /// "replace" | "remove": the neighbouring relation of the target and of the report's main
+  /// numbers (default replace; the report shows add/remove-one beside replace-one).
+  std::optional<std::string> adjacency;
   std::optional<std::int64_t> batch_size, steps;
   std::optional<double> epochs, eta;
   std::optional<std::string> eta_schedule, noise;

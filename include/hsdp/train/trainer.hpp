@@ -54,6 +54,14 @@ struct TrainConfig {
   /// cyclic with b = 1, noisy-gd full).
   Sampling sampling = Sampling::poisson;
   std::int64_t batch_size = 256;
+  /// Shuffled batches: drop the partial last batch of each epoch (true) or keep it as a
+  /// smaller batch averaged over its own records (false; Run::drop_last).
+  bool drop_last = true;
+  /// The batch order is public (Run::order_known). Unset: true for a seeded run (its order can
+  /// be regenerated from the seed), false otherwise.
+  std::optional<bool> order_known;
+  /// The neighbouring relation of the target epsilon and of the report (Run::adjacency).
+  Adjacency adjacency = Adjacency::replace;
   /// The batch size was not stated: the trainer uses min(batch_size, max(1, n / 4)) so the
   /// default never exceeds the training set and an epoch has at least ~4 batches.
   bool batch_size_is_default = false;
