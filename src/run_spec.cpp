@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "hsdp/divergence/pld.hpp"
-#include "hsdp/field_use.hpp"
 
 namespace hsdp {
 
@@ -404,12 +403,8 @@ Run RunSpec::resolve() const {
          fmt::format("stated only with {} (only a shuffled epoch leaves a partial last batch; "
                      "sampling = {})",
                      error_field("sampling", "shuffle"), to_string(run.sampling)));
-  // drop_last is read by shuffled batches only (field_use.hpp): stated true with another
-  // order it would be accepted and ignored.
-  if (f.drop_last && run.sampling != Sampling::shuffle)
-    refuse_unread("drop_last", "true",
-                  fmt::format("only {} reads it (sampling = {})", error_field("sampling", "shuffle"),
-                              to_string(run.sampling)));
+  // drop_last = true (the default) is accepted with any order: a run's JSON states it for every
+  // run (hsdp.Run(**report.run) rebuilds the run); false is refused above.
   run.drop_last = f.drop_last.value_or(true);
   run.order_known = f.order_known.value_or(false);
   // The PLD grid: checked with div::validate's ranges, named as the user stated them.
