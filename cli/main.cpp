@@ -15,6 +15,8 @@
 
 #include "commands.hpp"
 #include "field_names.hpp"
+#include "hsdp/run_spec.hpp"
+#include "hsdp/train/train_spec.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/distributed.hpp"
 #include "hsdp/version.hpp"
@@ -44,6 +46,15 @@ int finish(int status, const std::string& message = {}, const char* kind = "erro
 // given"): an empty value, an integer beyond 64 bits or a number beyond the float64 range is an
 // error naming the flag with the text as typed. One rule for every option of every command, by
 // the type the option declares.
+// A field whose value is true or false (a run's drop_last, order_known; the training run's).
+bool is_boolean(const std::string& field) {
+  for (const hsdp::RunField& f : hsdp::RunSpec::fields())
+    if (f.name == field) return f.type == hsdp::RunField::Type::boolean;
+  for (const hsdp::train::TrainField& f : hsdp::train::TrainSpec::fields())
+    if (f.name == field) return f.choices == "true|false";
+  return false;
+}
+
 void read_values_through_the_library(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     if (option->get_expected_min() == 0 || option->get_name().empty()) continue;  // a switch; help
@@ -56,6 +67,7 @@ void read_values_through_the_library(CLI::App& app) {
             hsdp::fail(name, "(empty)", type == "INT"     ? "an integer"
                                         : type == "UINT"  ? "an integer >= 0"
                                         : type == "FLOAT" ? "a number"
+                                        : is_boolean(field) ? "true or false"
                                                           : "a value");
           if (type == "INT") hsdp::parse_integer(name, text);
           else if (type == "UINT") hsdp::parse_unsigned(name, text);
