@@ -21,7 +21,7 @@ std::function<int()> add_account(CLI::App& app) {
     bool json = false;
     std::vector<std::string> only;
     bool per_index = false;
-    std::int64_t per_index_points = 1000;
+    std::optional<std::int64_t> per_index_points;
   };
   auto opt = std::make_shared<Options>();
   opt->run.add_to(*sub);
@@ -31,8 +31,8 @@ std::function<int()> add_account(CLI::App& app) {
                 "Also show, for the per-index analyses, the guarantee of the record at every "
                 "position i = 1..n (a stated subsample when n exceeds --per-index-points)");
   sub->add_option("--per-index-points", opt->per_index_points,
-                  "Most positions shown by --per-index (>= 16)")
-      ->capture_default_str();
+                  "Most positions shown by --per-index (16..65536)")
+      ->default_str("1000");
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;
     const Run run = opt->run.to_run();

@@ -51,38 +51,37 @@ std::function<int()> add_exact(CLI::App& parent) {
   struct Options {
     RunFlags run;
     bool json = false;
-    std::int64_t grid = audit::ExactOptions{}.grid;
-    std::string pair = std::string(audit::to_string(audit::ExactOptions{}.pair));
+    audit::ExactOptions options;
+    std::optional<std::string> pair;
     std::optional<std::string> plot, csv;
-    int points = 12;
+    std::optional<std::int64_t> points;
   };
   auto opt = std::make_shared<Options>();
   opt->run.add_to(*sub);
   sub->add_flag("--json", opt->json, "Print JSON instead of the table");
-  sub->add_option("--grid", opt->grid,
+  sub->add_option("--grid", opt->options.grid,
                   "Points of the fine grid (>= 65; the coarse grid has half as many, and the "
-                  "difference of the two results is the stated error); unused by the closed form")
-      ->capture_default_str();
+                  "difference of the two results is the stated error); refused with the closed form")
+      ->default_str(std::to_string(audit::kDefaultGrid));
   sub->add_option("--pair", opt->pair,
                   "Linear losses of the differing record: sec4 (0 vs L(D - w), altschuler-talwar "
                   "Sec. 4) or opposite (L w vs -L w, the full sensitivity 2 eta L / b)")
-      ->capture_default_str();
+      ->default_str(std::string(audit::to_string(audit::ExactOptions{}.pair)));
   sub->add_option("--plot", opt->plot,
                   "Write an SVG of the exact value and every bound against steps (audits at "
                   "--points step counts from 1 to --steps)");
   sub->add_option("--csv", opt->csv, "Write the same sweep as CSV");
-  sub->add_option("--points", opt->points, "Step counts in the --plot/--csv sweep")->capture_default_str();
+  sub->add_option("--points", opt->points, "Step counts in the --plot/--csv sweep (1..1000)")->default_str("12");
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;
     const Run run = opt->run.to_run();
     const Query query = opt->run.to_query();
-    audit::ExactOptions options;
-    options.grid = require_range(hsdp::opt("grid"), opt->grid, 65, std::int64_t{1} << 24);
-    options.pair = audit::parse_pair(opt->pair, hsdp::opt("pair"));
+    audit::ExactOptions options = opt->options;
+    if (opt->pair) options.pair = audit::parse_pair(*opt->pair, hsdp::opt("pair"));
+    // The sweep's step counts when a sweep is written (--points is read by it only).
+    const auto steps = audit::stated_sweep(run.steps, opt->points, opt->plot || opt->csv);
     audit::Tightness result;
-    if (opt->plot || opt->csv) {
-      require_range(hsdp::opt("points"), opt->points, 1, 1000);
-      const auto steps = audit::sweep_steps(run.steps, opt->points);
+    if (!steps.empty()) {
       auto points = audit::sweep(run, query, options, steps);
       // Both files are written, or neither (write_files_atomically).
       std::vector<OutputFile> outputs;
@@ -108,14 +107,10 @@ std::function<int()> add_exact(CLI::App& parent) {
   };
 }
 
-// ---- audit mia: the library's request (audit::MiaRequest: the trainer's fields, the
-// audit's options) as flags, plus where the data come from (no test split and no model
-// file: every model is trained on all of --data and only scored).
+// ---- audit mia: the library's request (audit::MiaRequest: the trainer's fields, the data
+// statement of the training request, the audit's options) as flags (no test split and no
+// model file: every model is trained on all of --data and only scored).
 struct MiaFlags : audit::MiaRequest {
-  std::string data, format = "csv";
-  std::optional<std::string> labels_file;
-  std::optional<std::size_t> label_column;
-  std::vector<std::string> classes;
   bool json = false;
 };
 
@@ -132,31 +127,25 @@ std::function<void(std::int64_t, std::int64_t)> training_progress_bar() {
   };
 }
 
-int run_mia(const MiaFlags& o) {
-  audit::MiaSetup setup = o.resolve();  // every option checked before the data are read
-  setup.options.progress = o.json ? nullptr : training_progress_bar();
-
-  // ---- data, prepared as hsdp train prepares it (audit::run_mia)
-  // The audit keeps float64 features (its canary is not a stored value; docs/data.md).
-  data::Dataset d = data::read({.path = o.data, .format = o.format, .labels_path = o.labels_file,
-                                .label_column = o.label_column, .storage = data::FeatureStorage::float64});
-  if (!o.classes.empty()) d = data::select_classes(d, o.classes);
-  const audit::MiaAudit done = audit::run_mia(d, setup);
+int run_mia(MiaFlags& o) {
+  o.progress = o.json ? nullptr : training_progress_bar();
+  // The request: its fields checked, its data read and prepared as hsdp train prepares them.
+  const audit::MiaAudit done = audit::mia_request(o);
   const audit::MiaResult& r = done.result;
   const std::string& prep = done.preparation.description;
-  const train::TrainConfig& c = setup.config;
+  const std::string algorithm(train::to_string(train::parse_algorithm(o.algorithm.value_or("noisy-sgd"))));
   if (o.json) {
     nlohmann::json j = audit::to_json(r);
-    j["data"] = {{"file", o.data}, {"records", d.n}, {"features", d.d}, {"preprocessing", prep},
-                 {"labels", d.labels.describe()}};
-    j["algorithm"] = train::to_string(c.algorithm);
+    j["data"] = {{"file", o.data.data}, {"records", done.records}, {"features", done.features}, {"preprocessing", prep},
+                 {"labels", done.labels}};
+    j["algorithm"] = algorithm;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << fmt::format("data: {} ({} records, {} features); labels {}\n", o.data, d.n, d.d, d.labels.describe());
+  std::cout << fmt::format("data: {} ({} records, {} features); labels {}\n", escape_controls(o.data.data), done.records,
+                           done.features, done.labels);
   std::cout << fmt::format("preprocessing: {}\n", prep);
-  std::cout << fmt::format("algorithm: {}{}\n", train::to_string(c.algorithm),
-                           r.sigma ? fmt::format(", sigma = {}", show(*r.sigma)) : "");
+  std::cout << fmt::format("algorithm: {}{}\n", algorithm, r.sigma ? fmt::format(", sigma = {}", show(*r.sigma)) : "");
   std::cout << audit::to_table(r);
   return 0;
 }
@@ -167,14 +156,18 @@ std::function<int()> add_mia(CLI::App& parent) {
       "Membership inference against the real trainer: N models with and N without a canary record, an "
       "empirical lower bound on epsilon (95% confidence) next to the certified epsilon");
   auto o = std::make_shared<MiaFlags>();
-  sub->add_option("--data", o->data, "Training data file (plain or gzipped)")->required();
-  sub->add_option("--format", o->format, "Data format: csv|libsvm|idx")->capture_default_str();
-  sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
-  add_unsigned_flag(*sub, "label_column", o->label_column, "CSV: 0-based label column (default: last)");
-  sub->add_option("--positive", o->positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
-  sub->add_option("--classes", o->classes, "Keep only records with these raw labels");
-  sub->add_option("--feature-scale", o->feature_scale, "Public constants to multiply the features by first")
+  train::DataSpec& d = o->data;
+  sub->add_option("--data", d.data, "Training data file (plain or gzipped)")->required();
+  sub->add_option("--format", d.format, "Data format: csv|libsvm|idx")->default_str("csv");
+  sub->add_option("--labels", d.labels, "IDX labels file (--format idx)");
+  add_unsigned_flag(*sub, "label_column", d.label_column, "CSV: 0-based label column (default: last)");
+  sub->add_option("--positive", d.positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
+  sub->add_option("--classes", d.classes, "Keep only records with these raw labels");
+  sub->add_option("--feature-scale", d.feature_scale, "Public constants to multiply the features by first")
       ->delimiter(',');
+  sub->add_option("--feature-ranges", d.feature_ranges,
+                  "File of public feature ranges, 'min max' per line: each feature is mapped onto [-1, 1] first "
+                  "(as hsdp train --feature-ranges)");
   add_train_flags(*sub, *o);
   sub->get_option("--record-norm")->description("R: every record is scaled to ||x|| <= R; the canary has norm R");
   sub->add_option("--epsilon", o->epsilon, "Target epsilon: sigma calibrated once, used by every trial");

@@ -41,7 +41,7 @@ std::function<int()> add_calibrate(CLI::App& app) {
     RunFlags run;
     std::string which;
     std::optional<std::string> unit;
-    std::int64_t max_steps = std::int64_t{1} << 40;
+    std::optional<std::int64_t> max_steps;
     bool json = false;
   };
   auto opt = std::make_shared<Options>();
@@ -56,7 +56,8 @@ std::function<int()> add_calibrate(CLI::App& app) {
                   "Units of the calibrated noise: std|sigma|multiplier (default: those of the noise "
                   "flag given -- --noise-std, --sigma with --convention, --noise-multiplier with "
                   "--clip -- whose value is then only the starting point; std when none is given)");
-  sub->add_option("--max-steps", opt->max_steps, "Search limit for --for steps")->capture_default_str();
+  sub->add_option("--max-steps", opt->max_steps, "Search limit for --for steps (default 2^40)")
+      ->default_str(std::to_string(CalibrationOptions{}.max_steps));
   sub->add_flag("--json", opt->json, "Print JSON instead of text");
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;

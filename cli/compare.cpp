@@ -34,15 +34,15 @@ std::function<int()> add_compare(CLI::App& app) {
   sub->add_option("--points", r.points, "Number of sweep points (2..10000; default 20, a figure's own)");
   sub->add_flag("--log-x", r.log_x, "Geometric spacing and a log-scale x axis");
   sub->add_option("--y-scale", r.y_scale,
-                  "y axis: auto (log for delta or a range over two decades)|log|linear")
-      ->capture_default_str();
+                  "y axis of the --svg plot: auto (log for delta or a range over two decades)|log|linear")
+      ->default_str("auto");
   sub->add_option("--rdp", r.rdp,
                   "Plot the RDP epsilon at this order alpha > 1 (RDP analyses only) instead of "
                   "(epsilon, delta)");
   sub->add_option("--analysis", r.analyses, "Restrict to the named analysis (repeatable)");
   sub->add_option("--csv", opt->csv, "Write the table to this file (default: stdout)");
   sub->add_option("--svg", opt->svg, "Write the plot to this SVG file");
-  sub->add_option("--title", r.title, "Plot title");
+  sub->add_option("--title", r.title, "Title of the --svg plot");
   std::string figures;
   for (const auto& n : figure_names()) figures += (figures.empty() ? "" : "|") + n;
   sub->add_option("--figure", r.figure,
@@ -51,6 +51,7 @@ std::function<int()> add_compare(CLI::App& app) {
     if (!sub->parsed()) return -1;
     // The library request: the run statement and its query from the run flags.
     CompareRequest request = opt->request;
+    request.plot = opt->svg.has_value();  // the command draws a plot only into --svg
     request.run = opt->run;
     request.epsilon = opt->run.epsilon;
     request.delta = opt->run.delta;

@@ -20,6 +20,10 @@ namespace hsdp::cli {
 /// The flag of a library field: "batch_size" -> "--batch-size", "alphas" -> "--alpha".
 inline std::string flag(std::string_view field);
 
+/// The library field of a flag (the inverse of flag()): "--batch-size" -> "batch_size",
+/// "--alpha" -> "alphas".
+inline std::string field_of_flag(std::string_view flag_name);
+
 /// The command line's spelling: fields as flags, a field with a value as "--flag value",
 /// library parameters (a Run being validated) as the library names them.
 inline FieldNames flag_names();
@@ -45,6 +49,14 @@ inline std::string flag(std::string_view field) {
   std::string out = "--";
   out += field;
   std::replace(out.begin() + 2, out.end(), '_', '-');
+  return out;
+}
+
+inline std::string field_of_flag(std::string_view flag_name) {
+  for (const auto& [name, spelled] : detail::kIrregular)
+    if (spelled == flag_name) return std::string(name);
+  std::string out(flag_name.substr(flag_name.starts_with("--") ? 2 : 0));
+  std::replace(out.begin(), out.end(), '-', '_');
   return out;
 }
 

@@ -19,57 +19,49 @@ namespace hsdp::cli {
 namespace {
 
 struct Options {
-  std::string model_file, data, format = "csv", feature_storage = "auto";
-  std::optional<std::string> labels_file, output;
-  std::optional<std::size_t> label_column;
-  std::vector<std::string> classes;
-  bool json = false, no_labels = false;
+  std::string model_file;
+  train::DataSpec data;  ///< the records to score: data, format, labels, label column, classes, storage
+  std::optional<std::string> output;
+  bool json = false;
 };
 
 int run_predict(const Options& o) {
   // Without labels there is no accuracy or loss to print: the predictions are the result.
-  if (o.no_labels && !o.output)
+  if (o.data.no_labels && !o.output)
     fail(opt("output"), "(missing)", "a file for the predictions with --no-labels (there is nothing else to report)");
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
   if (const auto warning = train::release_warning(doc, o.model_file)) std::cerr << *warning << "\n";
-  train::DataSpec spec;
-  spec.data = o.data;
-  spec.format = o.format;
-  spec.labels = o.labels_file;
-  spec.label_column = o.label_column;
-  spec.classes = o.classes;
-  spec.feature_storage = o.feature_storage;
-  spec.no_labels = o.no_labels;
+  train::DataSpec spec = o.data;
   // The records as training saw them (the model's label mapping, feature constants, record norm).
   const data::Dataset d = train::records_for(mf, std::move(spec));
   std::optional<train::Evaluation> e;
-  if (!o.no_labels) e = train::evaluate(mf.model, d);
+  if (!o.data.no_labels) e = train::evaluate(mf.model, d);
 
   if (o.output) {
     // Each output as the raw label it stands for (the training labels' own text), or the score.
     const std::vector<double> predictions = train::predict(mf.model, d);
-    std::string text = o.no_labels ? "record,prediction\n" : "record,prediction,label\n";
+    std::string text = o.data.no_labels ? "record,prediction\n" : "record,prediction,label\n";
     for (std::size_t i = 0; i < d.n; ++i) {
       text += fmt::format("{},{}", i + 1, train::output_label(mf, predictions[i]));
-      text += o.no_labels ? "\n" : fmt::format(",{}\n", d.raw_labels[i]);
+      text += o.data.no_labels ? "\n" : fmt::format(",{}\n", d.raw_labels[i]);
     }
     write_file_atomically(*o.output, text, "output");
   }
   nlohmann::json out;
   out["model_file"] = o.model_file;
-  out["data"] = o.data;
+  out["data"] = o.data.data;
   out["records"] = d.n;
   if (e && e->accuracy) out["accuracy"] = *e->accuracy;
   if (e) out["loss"] = e->loss;
-  if (o.no_labels) out["labels"] = false;
+  if (o.data.no_labels) out["labels"] = false;
   if (o.json) {
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{} records of {}{}\n", d.n, o.data, o.no_labels ? " (no labels)" : "");
+    std::cout << fmt::format("{} records of {}{}\n", d.n, escape_controls(o.data.data), o.data.no_labels ? " (no labels)" : "");
     if (e && e->accuracy) std::cout << fmt::format("accuracy {:.4f}\n", *e->accuracy);
     if (e) std::cout << fmt::format("loss {:.6g}\n", e->loss);
-    if (o.output) std::cout << fmt::format("predictions written to {}\n", *o.output);
+    if (o.output) std::cout << fmt::format("predictions written to {}\n", escape_controls(*o.output));
   }
   return 0;
 }
@@ -78,15 +70,16 @@ std::function<int()> add_predict(CLI::App& app) {
   auto* sub = app.add_subcommand("predict", "Score a model written by hsdp train on a data file");
   auto o = std::make_shared<Options>();
   sub->add_option("--model-file", o->model_file, "Model JSON written by hsdp train --output")->required();
-  sub->add_option("--data", o->data, "Data file")->required();
-  sub->add_option("--format", o->format, "csv|libsvm|idx")->capture_default_str();
-  sub->add_option("--feature-storage", o->feature_storage,
+  train::DataSpec& d = o->data;
+  sub->add_option("--data", d.data, "Data file")->required();
+  sub->add_option("--format", d.format, "csv|libsvm|idx")->default_str("csv");
+  sub->add_option("--feature-storage", d.feature_storage,
                   "How features are held: auto|float64|float32|uint8 (auto: uint8 for IDX bytes, "
                   "float64 otherwise)")->capture_default_str();
-  sub->add_option("--labels", o->labels_file, "IDX labels file (--format idx)");
-  add_unsigned_flag(*sub, "label_column", o->label_column, "CSV: 0-based label column (default: last)");
-  sub->add_option("--classes", o->classes, "Keep only records with these raw labels (as in training)");
-  sub->add_flag("--no-labels", o->no_labels,
+  sub->add_option("--labels", d.labels, "IDX labels file (--format idx)");
+  add_unsigned_flag(*sub, "label_column", d.label_column, "CSV: 0-based label column (default: last)");
+  sub->add_option("--classes", d.classes, "Keep only records with these raw labels (as in training)");
+  sub->add_flag("--no-labels", d.no_labels,
                 "The data file has no labels: CSV without a label column, LIBSVM lines without a leading "
                 "label, IDX images without --labels (only predictions, written to --output)");
   sub->add_option("--output", o->output, "Write per-record predictions (CSV) to this file");

@@ -23,7 +23,6 @@ namespace {
 
 struct Options {
   train::TrainRequest request;
-  double test_fraction = 0.2;  // always stated on the command line (its default shown in --help)
   std::optional<std::string> output;
   bool json = false;
 };
@@ -43,7 +42,6 @@ std::function<void(std::int64_t, std::int64_t)> progress_bar() {
 }
 
 int run_train(Options& o) {
-  o.request.data.test_fraction = o.test_fraction;
   // Under mpirun with K > 1 processes: data-parallel or federated (docs/distributed.md); only
   // process 0 prints and writes files.
   train::Watch watch;
@@ -68,7 +66,7 @@ std::function<int()> add_train(CLI::App& app) {
   train::DataSpec& d = o->request.data;
   train::TrainRequest& r = o->request;
   sub->add_option("--data", d.data, "Training data file (plain or gzipped)")->required();
-  sub->add_option("--format", d.format, "Data format: csv|libsvm|idx")->capture_default_str();
+  sub->add_option("--format", d.format, "Data format: csv|libsvm|idx")->default_str("csv");
   sub->add_option("--labels", d.labels, "IDX labels file (--format idx)");
   add_unsigned_flag(*sub, "label_column", d.label_column, "CSV: 0-based label column (default: last)");
   sub->add_option("--positive", d.positive, "Binary losses: the raw label that becomes +1 (default: the larger)");
@@ -77,7 +75,7 @@ std::function<int()> add_train(CLI::App& app) {
                   "One user id per record of --data, in record order (federated: user-level training)");
   sub->add_option("--test-data", d.test_data, "Separate test file (default: split --data)");
   sub->add_option("--test-labels", d.test_labels, "IDX labels file of --test-data");
-  sub->add_option("--test-fraction", o->test_fraction, "Fraction held out for testing when splitting")->capture_default_str();
+  sub->add_option("--test-fraction", d.test_fraction, "Fraction held out for testing when splitting")->default_str("0.2");
   add_unsigned_flag(*sub, "split_seed", d.split_seed, "Seed of the train/test split")->default_str("1");
   add_train_flags(*sub, r.run);
   sub->add_option("--feature-scale", d.feature_scale,

@@ -7,20 +7,23 @@
 namespace hsdp::cli {
 
 void add_train_flags(CLI::App& sub, TrainFlags& o) {
-  // One flag per field of the training request (TrainSpec::fields()), bound to its member so
-  // that the help shows its type and default.
+  // One flag per field of the training request (TrainSpec::fields()); the library reads each
+  // value from its text (TrainSpec::set), so a flag holds a value exactly when it was typed.
   for (const train::TrainField& field : train::TrainSpec::fields()) {
-    const std::string name = flag(field.name);
+    const std::string name(field.name);
     const std::string help(field.help);
     CLI::Option* option = nullptr;
-    if (field.flag) option = sub.add_flag(name, o.*field.flag, help);
-    else if (field.real) option = sub.add_option(name, o.*field.real, help);
-    else if (field.word) option = sub.add_option(name, o.*field.word, help);
-    else if (field.optional_real) option = sub.add_option(name, o.*field.optional_real, help);
-    else if (field.optional_integer) option = sub.add_option(name, o.*field.optional_integer, help);
-    else option = sub.add_option(name, o.*field.optional_word, help);
+    if (field.is_switch()) {
+      option = sub.add_flag_callback(flag(name), [&o, name] { o.set(name, ""); }, help);
+    } else {
+      option = sub.add_option_function<std::string>(flag(name), [&o, name](const std::string& text) { o.set(name, text); },
+                                                    help);
+      option->type_name(field.type == train::TrainField::Type::integer ? "INT"
+                        : field.type == train::TrainField::Type::real  ? "FLOAT"
+                                                                       : "TEXT");
+    }
     if (field.required) option->required();
-    else if (field.has_default() && !field.is_switch()) option->capture_default_str();
+    else if (field.has_default() && !field.is_switch()) option->default_str(field.default_text());
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -70,8 +71,10 @@ std::string Param::spelled() const {
 
 std::string Param::field() const { return with_underscores(name_); }
 
+InvalidArgument::InvalidArgument(const std::string& what) : std::invalid_argument(escape_controls(what)) {}
+
 InvalidArgument::InvalidArgument(const Param& parameter, std::string value, std::string range)
-    : std::invalid_argument(fmt::format("{} = {}: must be {}", parameter.spelled(), value, range)),
+    : std::invalid_argument(escape_controls(fmt::format("{} = {}: must be {}", parameter.spelled(), value, range))),
       field_(parameter.field()),
       value_(std::move(value)),
       range_(std::move(range)) {}
@@ -133,6 +136,61 @@ std::uint64_t parse_unsigned(const Param& parameter, std::string_view text, std:
       value > hi)
     fail(parameter, text, fmt::format("an integer in [0, {}]", hi));
   return value;
+}
+
+namespace {
+// The text without one leading '+' before a digit or a point ("+5" reads as 5; "+-5" does not).
+std::string_view without_plus(std::string_view text) {
+  if (text.size() > 1 && text.front() == '+' && (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.'))
+    text.remove_prefix(1);
+  return text;
+}
+}  // namespace
+
+std::int64_t parse_integer(const Param& parameter, std::string_view text) {
+  const std::string_view digits = without_plus(text);
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+    fail(parameter, text.empty() ? std::string("(empty)") : std::string(text), "an integer in the 64-bit range");
+  return value;
+}
+
+double parse_real(const Param& parameter, std::string_view text) {
+  const std::string_view number = without_plus(text);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || end != number.data() + number.size() ||
+      (ec != std::errc() && ec != std::errc::result_out_of_range))
+    fail(parameter, text.empty() ? std::string("(empty)") : std::string(text), "a number");
+  // Out of range: beyond the largest double (1e400; never inf), or below the smallest (1e-400,
+  // read as 0 or a subnormal by from_chars's contract only in some libraries: refused too).
+  if (ec == std::errc::result_out_of_range) fail(parameter, text, "a number in the float64 range");
+  return value;
+}
+
+std::string internal_error(std::string_view command, std::string_view what) {
+  return escape_controls(fmt::format("{}: {} (a bug in hsdp, not in your input: please report it with the command "
+                                     "or call that caused it)",
+                                     command, what));
+}
+
+std::string escape_controls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\0': out += "\\0"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+        else out += ch;
+    }
+  }
+  return out;
 }
 
 std::int64_t count_from_real(const Param& parameter, double stated, double count, std::int64_t lo,

@@ -59,7 +59,7 @@ RunSpec with_example(RunSpec f) {
   if (!f.eta) f.eta = 0.05;
   if (!f.lipschitz) f.lipschitz = 1.0;
   if (!f.smoothness) f.smoothness = 1.0;
-  if (!f.diameter || std::isinf(*f.diameter)) f.diameter = 1.0;
+  if (!f.diameter) f.diameter = 1.0;  // a stated one (inf: unconstrained) is the user's
   // The example's noise only when the user states none (a stated convention belongs to a
   // stated sigma: resolve() checks it, never overwritten).
   if (!f.noise_std && !f.sigma && !f.noise_multiplier && !f.convention) {
@@ -210,32 +210,21 @@ void RunSpec::set(std::string_view field, std::string_view text) {
   for (const auto& candidate : bindings())
     if (candidate.field.name == field) b = &candidate;
   if (!b) fail("run field", field, "a field of a run (RunSpec::fields())");
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
   switch (b->kind) {
     case Kind::switch_:
       if (!text.empty()) fail(opt(field), text, "empty (a switch)");
       this->*b->flag = true;
       break;
-    case Kind::integer: {
-      std::int64_t v = 0;
-      const auto [end, ec] = std::from_chars(first, last, v);
-      if (ec != std::errc() || end != last) fail(opt(field), text, "an integer in the 64-bit range");
-      this->*b->integer = v;
+    case Kind::integer: this->*b->integer = parse_integer(opt(field), text); break;
+    case Kind::real: this->*b->real = parse_real(opt(field), text); break;
+    case Kind::word:
+      if (text.empty()) fail(opt(field), "(empty)", "a value");
+      this->*b->word = std::string(text);
       break;
-    }
-    case Kind::real: {
-      double v = 0;
-      const auto [end, ec] = std::from_chars(first, last, v);
-      if (ec != std::errc() || end != last) fail(opt(field), text, "a number");
-      this->*b->real = v;
-      break;
-    }
-    case Kind::word: this->*b->word = std::string(text); break;
     case Kind::boolean:
       if (text == "true") this->*b->boolean = true;
       else if (text == "false") this->*b->boolean = false;
-      else fail(opt(field), text, "true or false");
+      else fail(opt(field), text.empty() ? std::string_view("(empty)") : text, "true or false");
       break;
   }
 }
@@ -414,6 +403,8 @@ Run RunSpec::resolve() const {
          fmt::format("stated only with {} (only a shuffled epoch leaves a partial last batch; "
                      "sampling = {})",
                      error_field("sampling", "shuffle"), to_string(run.sampling)));
+  // drop_last = true (the default) is accepted with any order: a run's JSON states it for every
+  // run (hsdp.Run(**report.run) rebuilds the run); false is refused above.
   run.drop_last = f.drop_last.value_or(true);
   run.order_known = f.order_known.value_or(false);
   // The PLD grid: checked with div::validate's ranges, named as the user stated them.
@@ -443,8 +434,11 @@ Run RunSpec::resolve() const {
 
 Query stated_query(const std::optional<double>& epsilon, const std::optional<double>& delta,
                    const std::vector<double>& alphas) {
-  for (const double a : alphas)
-    if (std::isnan(a) || !(a > 1.0)) fail(opt("alphas"), a, "> 1");
+  for (std::size_t i = 0; i < alphas.size(); ++i) {
+    if (std::isnan(alphas[i]) || !(alphas[i] > 1.0)) fail(opt("alphas"), alphas[i], "> 1");
+    for (std::size_t j = 0; j < i; ++j)
+      if (alphas[j] == alphas[i]) fail(opt("alphas"), alphas[i], "each order given once (it is given twice)");
+  }
   Query q;
   if (epsilon) {
     q = Query::at_epsilon(require_nonnegative(opt("epsilon"), *epsilon));

@@ -384,7 +384,7 @@ TEST(Accountant, AReplaceOneReportGivesTheAddRemoveValuesBeside) {
   EXPECT_EQ(j["run"]["noise_std_per_eta"].get<double>(), 1.1 / 256);
   // An add/remove run has nothing beside; neither has a report made without the request.
   EXPECT_TRUE(hsdp::account_request(remove, q).add_remove.empty());
-  EXPECT_TRUE(hsdp::account_request(run, q, {}, false, 1000, false).add_remove.empty());
+  EXPECT_TRUE(hsdp::account_request(run, q, {}, false, std::nullopt, false).add_remove.empty());
   const std::string table = hsdp::to_table(r);
   EXPECT_NE(table.find("adjacency: replace-one"), std::string::npos) << table;
   EXPECT_NE(table.find("best under add/remove-one: composition-pld (epsilon = 2.38"), std::string::npos) << table;

@@ -77,7 +77,9 @@ TEST(AuditExact, UnprojectedFullBatchIsThetaOfTheShift) {
         << "eps " << eps;
   const double closed = gaussian_epsilon(r, 1e-5);
   EXPECT_NEAR(closed, 2.5943833805276, 1e-9);  // scipy: brentq on Q(e/r - r/2) - e^e Q(e/r + r/2)
-  const auto res = audit::exact(run, hsdp::Query::at_delta(1e-5), {8001, audit::Pair::opposite});
+  // Unprojected: the closed form, which has no grid (a stated one is refused, never ignored).
+  EXPECT_THROW(audit::exact(run, hsdp::Query::at_delta(1e-5), {8001, audit::Pair::opposite}), hsdp::InvalidArgument);
+  const auto res = audit::exact(run, hsdp::Query::at_delta(1e-5), {std::nullopt, audit::Pair::opposite});
   EXPECT_NEAR(res.epsilon, closed, 1e-6);
   EXPECT_LE(std::abs(res.epsilon - closed), res.error);
   EXPECT_LT(res.error, 1e-6);
@@ -92,11 +94,11 @@ TEST(AuditExact, UnprojectedCyclicSec4IsThetaOfOneStep) {
   // step, and the sec4 pair moves only the x' walk, by eta L: r = eta L / (sqrt(T) s).
   const RunT run = make_run(6, 6, 1, Sampling::cyclic, 0.3, 0.2, kInf);
   const double r = 0.3 / (std::sqrt(6.0) * 0.2);
-  const auto res = audit::exact(run, hsdp::Query::at_delta(1e-6), {8001, audit::Pair::sec4});
+  const auto res = audit::exact(run, hsdp::Query::at_delta(1e-6), {std::nullopt, audit::Pair::sec4});
   ASSERT_TRUE(res.index.has_value());
   EXPECT_EQ(*res.index, 6);
   EXPECT_NEAR(res.epsilon, gaussian_epsilon(r, 1e-6), 1e-6);
-  const auto at_eps = audit::exact(run, hsdp::Query::at_epsilon(0.5), {8001, audit::Pair::sec4});
+  const auto at_eps = audit::exact(run, hsdp::Query::at_epsilon(0.5), {std::nullopt, audit::Pair::sec4});
   EXPECT_NEAR(at_eps.delta, hsdp::div::theta(0.5, r), 1e-9);
 }
 
@@ -343,7 +345,7 @@ TEST(AuditExact, ProjectionReducesPrivacyLoss) {
   const RunT free_run = make_run(10, 30, 10, Sampling::full, 0.1, 0.05, kInf);
   RunT boxed = free_run;
   boxed.diameter = 0.5;
-  const auto f = audit::exact(free_run, hsdp::Query::at_delta(1e-5), {16001, audit::Pair::opposite});
+  const auto f = audit::exact(free_run, hsdp::Query::at_delta(1e-5), {std::nullopt, audit::Pair::opposite});
   const auto b = audit::exact(boxed, hsdp::Query::at_delta(1e-5), {4001, audit::Pair::opposite});
   const double closed = gaussian_epsilon(2 * 30 * 0.01 / (std::sqrt(30.0) * 0.05), 1e-5);
   EXPECT_NEAR(f.epsilon, closed, 1e-6);

@@ -193,7 +193,7 @@ TEST(Request, ErrorsNameTheirFields) {
         return 0;
       },
       &errors);
-  for (const auto& e : errors) EXPECT_EQ(e.rfind("users = (given)", 0), 0u) << e;
+  for (const auto& e : errors) EXPECT_EQ(e.rfind("users = 40 ids: must be absent", 0), 0u) << e;
 }
 
 TEST(FeatureRanges, FileFormat) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -42,14 +43,12 @@ TEST(TrainSpec, FieldsInTheOrderOfTheFlagsEachMemberOnce) {
   std::vector<std::string> names;
   for (const TrainField& f : TrainSpec::fields()) {
     names.emplace_back(f.name);
-    const int members = (f.flag != nullptr) + (f.real != nullptr) + (f.word != nullptr) +
-                        (f.optional_real != nullptr) + (f.optional_integer != nullptr) +
-                        (f.optional_word != nullptr);
+    const int members = (f.flag != nullptr) + (f.real != nullptr) + (f.word != nullptr) + (f.integer != nullptr);
     EXPECT_EQ(members, 1) << f.name;
     EXPECT_FALSE(f.help.empty()) << f.name;
     EXPECT_EQ(f.is_switch(), f.flag != nullptr) << f.name;
-    EXPECT_EQ(f.type == TrainField::Type::word, f.word || f.optional_word) << f.name;
-    EXPECT_EQ(f.type == TrainField::Type::integer, f.optional_integer != nullptr) << f.name;
+    EXPECT_EQ(f.type == TrainField::Type::word, f.word != nullptr) << f.name;
+    EXPECT_EQ(f.type == TrainField::Type::integer, f.integer != nullptr) << f.name;
   }
   const std::vector<std::string> expected = {
       "model", "l2",     "huber_smoothing", "label_bound",  "no_bias", "record_norm", "constraint",
@@ -61,7 +60,7 @@ TEST(TrainSpec, FieldsInTheOrderOfTheFlagsEachMemberOnce) {
   EXPECT_EQ(unique.size(), names.size());
 }
 
-TEST(TrainSpec, DefaultsAreThoseOfADefaultConstructedSpec) {
+TEST(TrainSpec, DefaultsAreTheTables) {
   EXPECT_TRUE(field("model").required);
   EXPECT_FALSE(field("model").has_default());
   EXPECT_EQ(field("model").default_text(), "");
@@ -84,15 +83,15 @@ TEST(TrainSpec, DefaultsAreThoseOfADefaultConstructedSpec) {
 TEST(TrainSpec, ResolveChecksTheRangeOfTheTable) {
   int checked = 0;
   for (const TrainField& f : TrainSpec::fields()) {
-    if (!(f.real || f.optional_real) || f.range == TrainField::Range::any) continue;
+    if (!f.real || f.range == TrainField::Range::any) continue;
     ++checked;
     const bool positive = f.range == TrainField::Range::positive;
     EXPECT_EQ(f.allowed(), positive ? "> 0" : ">= 0") << f.name;
-    auto set = [&](TrainSpec& s, double v) {
-      if (f.real) s.*f.real = v;
-      else s.*f.optional_real = v;
-    };
+    auto set = [&](TrainSpec& s, double v) { s.*f.real = v; };
     TrainSpec s = stated();
+    // The loss that reads the field (the rule refuses it for the others).
+    if (f.name == "huber_smoothing") s.model = "huber";
+    if (f.name == "label_bound") s.model = "squared";
     set(s, positive ? 0.0 : -1.0);
     const auto e = error_of(s);
     EXPECT_EQ(e.field(), f.name);
@@ -125,8 +124,7 @@ TEST(TrainSpec, ResolveAcceptsExactlyTheChoicesOfTheTable) {
     EXPECT_EQ(f.allowed(), allowed);
     auto state = [&](const std::string& value) {
       TrainSpec s = stated();
-      if (f.word) s.*f.word = value;
-      else s.*f.optional_word = value;
+      s.*f.word = value;
       return s;
     };
     for (const auto& c : choices) EXPECT_NO_THROW(state(c).resolve()) << f.name << " = " << c;
@@ -136,6 +134,90 @@ TEST(TrainSpec, ResolveAcceptsExactlyTheChoicesOfTheTable) {
   }
   EXPECT_EQ(checked, 10);  // model, constraint, algorithm, sampling, drop_last, eta_schedule, noise, release,
                            // adjacency, order_known
+}
+
+// Resolution reads the table's defaults: an unstated field is its default_text().
+TEST(TrainSpec, UnstatedFieldsTakeTheTablesDefaults) {
+  const hsdp::train::TrainConfig c = stated().resolve();
+  EXPECT_EQ(hsdp::show(c.loss.l2), field("l2").default_text());
+  EXPECT_EQ(hsdp::show(c.loss.huber_smoothing), field("huber_smoothing").default_text());
+  EXPECT_EQ(hsdp::show(c.loss.label_bound), field("label_bound").default_text());
+  EXPECT_EQ(c.constraint.kind, hsdp::train::ConstraintKind::ball);
+  EXPECT_EQ(c.algorithm, hsdp::train::Algorithm::noisy_sgd);
+  EXPECT_EQ(c.noise, hsdp::NoiseKind::gaussian);
+  EXPECT_TRUE(c.bias);
+}
+
+// set() reads a field from its text as typed, and to_map() gives it back; a field holds a value
+// exactly when it was stated.
+TEST(TrainSpec, SetReadsTheTextAndToMapGivesTheStatement) {
+  TrainSpec s;
+  EXPECT_TRUE(s.to_map().empty());
+  s.set("model", "huber");
+  s.set("huber_smoothing", "0.25");
+  s.set("batch_size", "+8");
+  s.set("no_bias", "");
+  const hsdp::FieldValues want = {{"model", "huber"}, {"huber_smoothing", "0.25"}, {"no_bias", ""}, {"batch_size", "8"}};
+  EXPECT_EQ(s.to_map(), want);
+  for (const auto& [name, text, shown] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"batch_size", "9223372036854775808", "9223372036854775808"},
+                                                                    {"batch_size", "2.5", "2.5"},
+                                                                    {"batch_size", "", "(empty)"},
+                                                                    {"eta", "1e400", "1e400"},
+                                                                    {"eta", "fast", "fast"},
+                                                                    {"eta", "", "(empty)"},
+                                                                    {"model", "", "(empty)"}}) {
+    try {
+      s.set(name, text);
+      ADD_FAILURE() << name << " = " << text;
+    } catch (const hsdp::InvalidArgument& e) {
+      EXPECT_EQ(e.field(), name);
+      EXPECT_EQ(e.value(), shown);
+    }
+  }
+}
+
+// The rule (field_use.hpp): a field the table says the resolved configuration does not read is
+// refused when stated, naming it, and accepted where it is read. Each condition is checked
+// both ways, so that a field can neither be silently ignored nor refused where it counts.
+TEST(TrainSpec, EveryStatedFieldIsReadOrRefused) {
+  struct Case {
+    std::string field, value;
+    std::vector<std::pair<std::string, std::string>> refused_with, read_with;
+  };
+  const std::vector<Case> cases = {
+      {"huber_smoothing", "3", {{"model", "logistic"}}, {{"model", "huber"}}},
+      {"huber_smoothing", "3", {{"model", "softmax"}}, {{"model", "huber"}}},
+      {"label_bound", "2", {{"model", "logistic"}}, {{"model", "squared"}}},
+      {"radius", "5", {{"constraint", "none"}}, {{"constraint", "box"}}},
+      {"sampling", "poisson", {{"algorithm", "noisy-gd"}}, {{"algorithm", "noisy-sgd"}}},
+      {"epochs", "3", {{"algorithm", "pnsgd"}}, {{"algorithm", "noisy-gd"}}},
+      {"epochs", "3", {{"algorithm", "federated"}}, {{"algorithm", "noisy-sgd"}}},
+      {"epochs", "3", {{"algorithm", "online"}}, {{"algorithm", "noisy-sgd"}}},
+      {"epochs", "3", {{"steps", "5"}}, {{"eta", "0.5"}}},
+  };
+  for (const Case& c : cases) {
+    auto spec = [&](const std::vector<std::pair<std::string, std::string>>& with) {
+      TrainSpec s = stated();
+      for (const auto& [name, text] : with) s.set(name, text);
+      s.set(c.field, c.value);
+      return s;
+    };
+    const auto e = error_of(spec(c.refused_with));
+    EXPECT_EQ(e.field(), c.field);
+    EXPECT_EQ(e.value(), c.value);
+    EXPECT_EQ(e.range().rfind("absent: ", 0), 0u) << e.what();
+    EXPECT_NO_THROW(spec(c.read_with).resolve()) << c.field;
+  }
+  // noise, sigma and noise_std: refused once the request trains without noise.
+  for (const char* name : {"noise", "sigma", "noise_std"}) {
+    TrainSpec s = stated();
+    s.set(name, std::string(name) == "noise" ? "laplace" : "1");
+    hsdp::train::TrainConfig c = s.resolve();
+    EXPECT_NO_THROW(s.require_read(c));
+    c.no_noise = true;
+    EXPECT_THROW(s.require_read(c), hsdp::InvalidArgument) << name;
+  }
 }
 
 }  // namespace

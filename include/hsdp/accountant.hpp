@@ -97,8 +97,10 @@ void add_add_remove(Report& report, std::span<const AnalysisPtr> analyses);
 /// must not fix Run::index); with add_remove, the add/remove-one values of a replace-one run
 /// (add_add_remove). An analysis chosen by name that does not apply is an input error:
 /// InvalidArgument "<analyses name>: not applicable: <reason>".
+/// per_index_points (default 1000, in [16, 2^16]) is read by the per-index view only: stated
+/// without per_index it is refused (field_use.hpp); an analysis chosen twice is refused too.
 Report account_request(const Run& run, const Query& query, std::span<const AnalysisPtr> chosen = {},
-                       bool per_index = false, std::int64_t per_index_points = 1000,
+                       bool per_index = false, std::optional<std::int64_t> per_index_points = std::nullopt,
                        bool add_remove = true);
 
 /// {"run":{...},"query":{...},"analyses":[{"name","citation","applicable","reason",

@@ -234,7 +234,7 @@ struct CalibrationProblem {
 CalibrationProblem calibration_problem(RunSpec spec, std::string_view for_parameter,
                                        double epsilon, double delta,
                                        const std::optional<std::string>& noise_unit,
-                                       std::int64_t max_steps);
+                                       std::optional<std::int64_t> max_steps = std::nullopt);
 
 
 }  // namespace hsdp

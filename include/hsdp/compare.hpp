@@ -138,13 +138,17 @@ struct CompareRequest {
   std::vector<double> alphas;            ///< must be empty: an RDP curve is asked with rdp
   std::optional<std::string> x;          ///< steps | noise | n | index | epsilon | delta
   std::optional<double> from, to;        ///< the sweep's first and last values
-  std::optional<int> points;             ///< sweep points, 2..10000 (default 20; a figure's own)
+  std::optional<std::int64_t> points;    ///< sweep points, 2..10000 (default 20; a figure's own)
   bool log_x = false;                    ///< geometric spacing, log-scale x axis
-  std::string y_scale = "auto";          ///< auto | log | linear
+  std::optional<std::string> y_scale;    ///< auto (default) | log | linear: the plot's y axis
   std::optional<double> rdp;             ///< plot the RDP epsilon at this order > 1
   std::vector<std::string> analyses;     ///< restrict to these analyses (default all)
   std::optional<std::string> title;
   std::optional<std::string> figure;     ///< a name of figure_names()
+  /// Whether a plot is drawn from the comparison (`hsdp compare` without --svg draws none; a
+  /// Python Comparison can always draw one): without one, title and y_scale are read by nothing
+  /// and refused (field_use.hpp).
+  bool plot = true;
 };
 
 /// The comparison a request describes, validated (InvalidArgument naming the field): at

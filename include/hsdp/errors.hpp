@@ -91,8 +91,10 @@ inline Param opt(std::string_view field) { return Param::option(field); }
 /// status 2; Python sees ValueError.
 class InvalidArgument : public std::invalid_argument {
  public:
-  /// A message that is not about one field (a malformed file: "<name>:<line>: <what>").
-  using std::invalid_argument::invalid_argument;
+  /// A message that is not about one field (a malformed file: "<name>:<line>: <what>"). Every
+  /// message is kept with its control characters escaped (escape_controls).
+  explicit InvalidArgument(const std::string& what);
+  explicit InvalidArgument(const char* what) : InvalidArgument(std::string(what)) {}
   InvalidArgument(const Param& parameter, std::string value, std::string range);
 
   /// The library name of the field ("batch_size"); empty when the message names none.
@@ -132,6 +134,28 @@ std::int64_t require_range(const Param& parameter, std::int64_t value, std::int6
 /// 2^64 - 1, nor 2^64 saturate). The one parse of every unsigned value a user states.
 std::uint64_t parse_unsigned(const Param& parameter, std::string_view text,
                              std::uint64_t hi = ~std::uint64_t{0});
+
+/// The signed integer written `text` (decimal digits with an optional sign), in the 64-bit
+/// range; anything else (a fraction, an exponent, hex, other text, empty text, a value beyond
+/// the range) is an InvalidArgument naming `parameter` with the text as given (never saturated:
+/// 9223372036854775808 is not echoed as ...807). The one parse of every integer a user types.
+std::int64_t parse_integer(const Param& parameter, std::string_view text);
+
+/// The number written `text` (decimal or exponent notation, an optional sign, inf, nan), as the
+/// nearest double; empty or other text, or a value beyond the float64 range (1e400), is an
+/// InvalidArgument naming `parameter` with the text as given. Ranges are the caller's to check.
+double parse_real(const Param& parameter, std::string_view text);
+
+/// `text` with its control characters (and DEL) escaped as C escapes: \n, \t, \r, \0, \x1b.
+/// Every message shows names and values through it: a file name with a newline or an escape
+/// sequence cannot forge lines or colours, and a NUL cannot cut the message.
+std::string escape_controls(std::string_view text);
+
+/// The last resort of a front end, for an exception that is not an InvalidArgument (no input
+/// should ever cause one): "<command>: <what> (a bug in hsdp, not in your input: please report
+/// it with the command or call that caused it)". The CLI prints it as an internal error (exit
+/// status 1), Python raises RuntimeError with it.
+std::string internal_error(std::string_view command, std::string_view what);
 
 /// A count computed in floating point from a stated value (T = epochs * n / b): the nearest
 /// integer to `count` when `count` is finite and rounds into [lo, hi]; otherwise an

@@ -28,7 +28,12 @@ inline constexpr std::int64_t steps = std::int64_t{1} << 40;
 inline constexpr std::uint64_t line_bytes = std::uint64_t{1} << 28;
 /// Bytes of a data file after decompression (16 GiB): enough for 2^28 values as text.
 inline constexpr std::uint64_t file_bytes = std::uint64_t{1} << 34;
-/// Bytes of a model file (4 GiB: a model of 2^26 parameters is under 2 GiB of JSON text).
+/// Bytes of a model file (4 GiB: a model of 2^26 parameters is under 2 GiB of JSON text). A
+/// file is also refused beyond what its own model can take (model_io.cpp: 64 bytes a number,
+/// plus 4 MiB for the rest of the document).
 inline constexpr std::uint64_t model_file_bytes = std::uint64_t{1} << 32;
+/// Threads of a parallel region: OMP_NUM_THREADS (or --threads) beyond it is capped (libgomp
+/// crashes creating 10^6 threads).
+inline constexpr int threads = 4096;
 
 }  // namespace hsdp::limits

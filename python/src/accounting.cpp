@@ -7,6 +7,7 @@
 #include <cmath>
 #include <span>
 
+#include "call.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
 
@@ -24,9 +25,14 @@ std::vector<AnalysisPtr> chosen_analyses(const std::optional<std::vector<std::st
 // `hsdp account` (cli/account.cpp), without printing; add_remove: with the add/remove-one
 // values of a replace-one run (a report); get_epsilon / get_delta need only the run's own.
 Report account_like_cli(const Run& run, const Query& query, const std::vector<AnalysisPtr>& chosen,
-                        bool per_index, std::int64_t per_index_points, bool add_remove = true) {
+                        bool per_index, std::optional<std::int64_t> per_index_points, bool add_remove = true) {
   py::gil_scoped_release release;
   return account_request(run, query, chosen, per_index, per_index_points, add_remove);
+}
+
+// per_index_points counts as stated only when the caller typed it (the rule: field_use.hpp).
+std::optional<std::int64_t> stated_points(std::int64_t points) {
+  return given("per_index_points") ? std::optional<std::int64_t>(points) : std::nullopt;
 }
 
 // The best upper bound's value; +inf when no analysis gives one (no guarantee).
@@ -162,7 +168,7 @@ void bind_accounting(py::module_& m) {
          std::optional<std::vector<std::string>> analyses, std::vector<double> alphas, bool per_index,
          std::int64_t per_index_points) {
         const Query q = make_query(delta, epsilon, alphas);
-        return account_like_cli(run.run, q, chosen_analyses(analyses), per_index, per_index_points);
+        return account_like_cli(run.run, q, chosen_analyses(analyses), per_index, stated_points(per_index_points));
       },
       py::arg("run"), py::kw_only(), py::arg("delta") = py::none(), py::arg("epsilon") = py::none(),
       py::arg("analyses") = py::none(), py::arg("alphas") = std::vector<double>{},
@@ -187,13 +193,13 @@ named `analyses`); inf when none applies.)doc")
       .def(
           "get_epsilon",
           [](const PyAccountant& a, double delta) {
-            return best_value(account_like_cli(a.run.run, make_query(delta, std::nullopt, {}), a.chosen, false, 1000, false), true);
+            return best_value(account_like_cli(a.run.run, make_query(delta, std::nullopt, {}), a.chosen, false, std::nullopt, false), true);
           },
           py::arg("delta"), "Smallest certified epsilon at this delta (rounded up).")
       .def(
           "get_delta",
           [](const PyAccountant& a, double epsilon) {
-            return best_value(account_like_cli(a.run.run, make_query(std::nullopt, epsilon, {}), a.chosen, false, 1000, false), false);
+            return best_value(account_like_cli(a.run.run, make_query(std::nullopt, epsilon, {}), a.chosen, false, std::nullopt, false), false);
           },
           py::arg("epsilon"), "Smallest certified delta at this epsilon (rounded up).")
       .def(
@@ -201,7 +207,7 @@ named `analyses`); inf when none applies.)doc")
           [](const PyAccountant& a, std::optional<double> delta, std::optional<double> epsilon,
              std::vector<double> alphas, bool per_index, std::int64_t per_index_points) {
             return account_like_cli(a.run.run, make_query(delta, epsilon, alphas), a.chosen, per_index,
-                                    per_index_points);
+                                    stated_points(per_index_points));
           },
           py::kw_only(), py::arg("delta") = py::none(), py::arg("epsilon") = py::none(),
           py::arg("alphas") = std::vector<double>{}, py::arg("per_index") = false,

@@ -2,6 +2,7 @@
 // worst-case instance next to every applicable upper bound (`hsdp audit exact`).
 #include "hsdp/audit/exact.hpp"
 
+#include "call.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
 
@@ -54,13 +55,13 @@ void bind_audit(py::module_& m) {
          std::int64_t grid, const std::string& pair) {
         const Query query = make_query(delta, epsilon, alphas);
         ExactOptions options;
-        options.grid = require_range(opt("grid"), grid, 65, std::int64_t{1} << 24);
+        if (given("grid")) options.grid = grid;  // stated only when typed: the closed form refuses it
         options.pair = parse_pair(pair, opt("pair"));
         py::gil_scoped_release release;
         return tightness(run.run, query, options);
       },
       py::arg("run"), py::kw_only(), py::arg("delta") = py::none(), py::arg("epsilon") = py::none(),
-      py::arg("alphas") = std::vector<double>{}, py::arg("grid") = ExactOptions{}.grid,
+      py::arg("alphas") = std::vector<double>{}, py::arg("grid") = kDefaultGrid,
       py::arg("pair") = std::string(to_string(ExactOptions{}.pair)),
       R"doc(Exact privacy loss of the run's 1-D worst-case instance (altschuler-talwar Sec. 4) with its
 discretisation error, next to every applicable upper bound (`hsdp audit exact`). Query as in

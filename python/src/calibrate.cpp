@@ -3,7 +3,11 @@
 // keywords exactly as `hsdp calibrate` sets it up from its flags (cli/calibrate.cpp).
 #include "hsdp/calibrate.hpp"
 
+#include <fmt/format.h>
+
+#include "call.hpp"
 #include "common.hpp"
+#include "hsdp/field_use.hpp"
 #include "hsdp/errors.hpp"
 
 namespace hsdp::python {
@@ -16,7 +20,12 @@ CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_
   const CalibrationParameter which = parse_calibration_parameter(for_, opt("for"));
   const double epsilon = require_nonnegative(opt("epsilon"), epsilon_in);
   const double delta = require_open(opt("delta"), delta_in, 0.0, 1.0);
+  // max_steps counts as stated only when the caller typed it (the rule: field_use.hpp).
+  const std::optional<std::int64_t> stated_max = given("max_steps") ? std::optional(max_steps) : std::nullopt;
   CalibrationOptions options;
+  if (stated_max && which != CalibrationParameter::steps)
+    refuse_unread("max_steps", std::to_string(max_steps),
+                  fmt::format("only {} searches the number of steps", error_field("for", "steps")));
   options.max_steps = require_range(opt("max_steps"), max_steps, 1, std::int64_t{1} << 53);
   options.with_add_remove = true;
   if (!pyrun.flags) {
@@ -29,7 +38,7 @@ CalibrationResult calibrate_like_cli(const PyRun& pyrun, const std::string& for_
   }
   // The same set-up as `hsdp calibrate` (the library request, calibration_problem).
   const CalibrationProblem p =
-      calibration_problem(*pyrun.flags, for_, epsilon, delta, unit_text, max_steps);
+      calibration_problem(*pyrun.flags, for_, epsilon, delta, unit_text, stated_max);
   py::gil_scoped_release release;
   return calibrate(p.base, p.which, p.epsilon, p.delta, p.options);
 }

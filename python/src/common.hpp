@@ -74,6 +74,21 @@ struct LabelsArg {
 };
 LabelsArg labels_array(py::handle value, const char* name);
 
+/// A file path argument: a str or an os.PathLike (pathlib.Path), as its text (os.fspath).
+/// Anything else (bytes paths included) does not match: the call wrapper names the keyword.
+struct PathArg {
+  std::string path;
+  operator std::string() const { return path; }  // NOLINT: a path reads as its text
+};
+/// The text of an optional path.
+inline std::optional<std::string> path_of(const std::optional<PathArg>& p) {
+  return p ? std::optional<std::string>(p->path) : std::nullopt;
+}
+
+/// pybind11's record of a function (a bound method's or a static method's underlying function
+/// too); nullptr when `f` is not a pybind11 function (python/src/signatures.cpp).
+pybind11::detail::function_record* record_of(py::handle f);
+
 /// An unsigned keyword (a seed, a column index) given as a Python int: the library's
 /// sign-checked parse, so seed=-1 or seed=2**64 is a ValueError naming the keyword.
 std::optional<std::uint64_t> unsigned_keyword(const char* keyword, const std::optional<py::int_>& value);
@@ -105,6 +120,22 @@ struct type_caster<hsdp::python::NumericArray<Name>> {
   static handle cast(const hsdp::python::NumericArray<Name>& v, return_value_policy, handle) {
     return v.array.inc_ref();
   }
+};
+template <>
+struct type_caster<hsdp::python::PathArg> {
+  PYBIND11_TYPE_CASTER(hsdp::python::PathArg, const_name("Union[str, os.PathLike]"));
+  bool load(handle src, bool) {
+    if (!PyUnicode_Check(src.ptr())) {
+      if (!hasattr(src, "__fspath__")) return false;
+      object text = module_::import("os").attr("fspath")(src);
+      if (!PyUnicode_Check(text.ptr())) return false;  // a bytes path
+      value.path = text.cast<std::string>();
+      return true;
+    }
+    value.path = src.cast<std::string>();
+    return true;
+  }
+  static handle cast(const hsdp::python::PathArg& v, return_value_policy, handle) { return str(v.path).release(); }
 };
 template <>
 struct type_caster<hsdp::python::LabelsArg> {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "call.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/output_files.hpp"
@@ -16,12 +17,12 @@ namespace hsdp::python {
 namespace {
 
 Comparison compare_like_cli(const std::optional<PyRun>& run, const std::optional<std::string>& x,
-                            std::optional<double> from, std::optional<double> to, std::optional<int> points,
+                            std::optional<double> from, std::optional<double> to, std::optional<std::int64_t> points,
                             bool log_x, const std::string& y_scale, std::optional<double> rdp,
                             std::vector<std::string> analyses, std::optional<double> delta,
                             std::optional<double> epsilon, std::optional<std::string> title,
-                            std::optional<std::string> figure, std::optional<std::string> csv,
-                            std::optional<std::string> svg) {
+                            std::optional<std::string> figure, std::optional<PathArg> csv,
+                            std::optional<PathArg> svg) {
   CompareRequest r;
   if (run) {
     // The sweep rebuilds the run from its statement at each value: a run from calibrate,
@@ -35,7 +36,7 @@ Comparison compare_like_cli(const std::optional<PyRun>& run, const std::optional
   r.to = to;
   r.points = points;
   r.log_x = log_x;
-  r.y_scale = y_scale;
+  if (given("y_scale")) r.y_scale = y_scale;  // stated only when typed (the rule: field_use.hpp)
   r.rdp = rdp;
   r.analyses = std::move(analyses);
   r.delta = delta;
@@ -53,8 +54,8 @@ Comparison compare_like_cli(const std::optional<PyRun>& run, const std::optional
   }
   // Render before writing anything, so an error leaves no file behind.
   std::vector<OutputFile> outputs;
-  if (csv) outputs.push_back({*csv, to_csv(c), "csv"});
-  if (svg) outputs.push_back({*svg, svg::render(to_plot(c)), "svg"});
+  if (csv) outputs.push_back({csv->path, to_csv(c), "csv"});
+  if (svg) outputs.push_back({svg->path, svg::render(to_plot(c)), "svg"});
   write_files_atomically(outputs);
   return c;
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "call.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/request.hpp"
 
@@ -132,13 +133,13 @@ py::array labels_of(const train::ModelFile& mf, const std::vector<double>& outpu
 
 // The records of a data file to score, as `hsdp predict` reads them (the file's flags as
 // keywords), read without the GIL.
-data::Dataset file_records(const train::ModelFile& mf, std::string data, const std::string& format,
-                           std::optional<std::string> labels, std::optional<py::int_> label_column,
+data::Dataset file_records(const train::ModelFile& mf, const PathArg& data, const std::string& format,
+                           const std::optional<PathArg>& labels, std::optional<py::int_> label_column,
                            std::vector<std::string> classes, bool no_labels, const std::string& feature_storage) {
   train::DataSpec spec;
-  spec.data = std::move(data);
-  spec.format = format;
-  spec.labels = std::move(labels);
+  spec.data = data.path;
+  if (given("format")) spec.format = format;  // stated only when typed (the rule: field_use.hpp)
+  spec.labels = path_of(labels);
   if (const auto column = unsigned_keyword("label_column", label_column))
     spec.label_column = static_cast<std::size_t>(*column);
   spec.classes = std::move(classes);
@@ -252,10 +253,10 @@ void bind_model(py::module_& m) {
            py::arg("X"), py::arg("y"),
            "{'loss': mean data loss, 'accuracy': fraction correct or None} on (X, y), y in the training labels' values.")
       .def("predict_file",
-           [](const PyModel& p, std::string data, const std::string& format, std::optional<std::string> labels,
+           [](const PyModel& p, const PathArg& data, const std::string& format, std::optional<PathArg> labels,
               std::optional<py::int_> label_column, std::vector<std::string> classes, bool no_labels,
               const std::string& feature_storage) {
-             const data::Dataset records = file_records(p.file, std::move(data), format, std::move(labels), label_column,
+             const data::Dataset records = file_records(p.file, data, format, labels, label_column,
                                                         std::move(classes), no_labels, feature_storage);
              return labels_of(p.file, train::predict(p.file.model, records));
            },
@@ -267,9 +268,9 @@ void bind_model(py::module_& m) {
            "labels (CSV: every column is a feature; LIBSVM: lines of index:value; IDX: images without a labels "
            "file), as `hsdp predict --no-labels`.")
       .def("evaluate_file",
-           [](const PyModel& p, std::string data, const std::string& format, std::optional<std::string> labels,
+           [](const PyModel& p, const PathArg& data, const std::string& format, std::optional<PathArg> labels,
               std::optional<py::int_> label_column, std::vector<std::string> classes, const std::string& feature_storage) {
-             const data::Dataset records = file_records(p.file, std::move(data), format, std::move(labels), label_column,
+             const data::Dataset records = file_records(p.file, data, format, labels, label_column,
                                                         std::move(classes), false, feature_storage);
              return evaluation(train::evaluate(p.file.model, records));
            },
@@ -277,7 +278,7 @@ void bind_model(py::module_& m) {
            py::arg("label_column") = py::none(), py::arg("classes") = std::vector<std::string>{},
            py::arg("feature_storage") = "auto",
            "{'loss', 'accuracy'} on a labelled data file, as `hsdp predict --data` reports them.")
-      .def("save", [](const PyModel& p, const std::string& output) { train::write_json_atomically(output, p.document); },
+      .def("save", [](const PyModel& p, const PathArg& output) { train::write_json_atomically(output.path, p.document); },
            py::arg("output"),
            "Writes the model file (the document `hsdp train --output` writes; a file read by load_model is written "
            "back byte for byte). The file is replaced atomically: a failure leaves no half-written file.")
@@ -294,11 +295,11 @@ void bind_model(py::module_& m) {
 
   m.def(
       "load_model",
-      [](const std::string& model_file) {
-        nlohmann::json document = train::read_json_file(model_file);
-        if (const auto warning = train::release_warning(document, model_file))
+      [](const PathArg& model_file) {
+        nlohmann::json document = train::read_json_file(model_file.path);
+        if (const auto warning = train::release_warning(document, model_file.path))
           if (PyErr_WarnEx(PyExc_UserWarning, warning->c_str(), 1) < 0) throw py::error_already_set();
-        return model_of(std::move(document), model_file);
+        return model_of(std::move(document), model_file.path);
       },
       py::arg("model_file"),
       R"doc(Read a model file written by `hsdp train --output` (or Model.save, TrainResult.save) as

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "call.hpp"
 #include "common.hpp"
 #include "field_names.hpp"  // cli/: reports read the same as the command's (flags)
 #include "hsdp/errors.hpp"
@@ -75,7 +76,26 @@ FieldNames keyword_names() {
 
 }  // namespace
 
+namespace {
+// A tensor that records gradients cannot become an array (torch refuses .numpy()): say how.
+void refuse_tracked_tensor(py::handle value, const char* name) {
+  if (!py::hasattr(value, "requires_grad") || !py::hasattr(value, "detach")) return;
+  bool tracked = false;
+  try {
+    tracked = py::bool_(value.attr("requires_grad")).cast<bool>();
+  } catch (const py::error_already_set&) {
+    return;
+  }
+  if (tracked)
+    fail(opt(name), fmt::format("a {} that requires grad", std::string(py::str(py::type::handle_of(value).attr("__name__")))),
+         fmt::format("an array of numbers: give {0}.detach() (or {0}.detach().cpu().numpy()), the values without "
+                     "their gradient graph",
+                     name));
+}
+}  // namespace
+
 py::array_t<double, py::array::forcecast> numeric_array(py::handle value, const char* name) {
+  refuse_tracked_tensor(value, name);
   py::array a = py::array::ensure(value);
   if (!a)
     fail(opt(name), fmt::format("a {}", std::string(py::str(py::type::handle_of(value).attr("__name__")))),
@@ -88,6 +108,7 @@ py::array_t<double, py::array::forcecast> numeric_array(py::handle value, const 
 }
 
 LabelsArg labels_array(py::handle value, const char* name) {
+  refuse_tracked_tensor(value, name);
   const std::string wanted = "labels that are all numbers (bool, int or float) or all text (str), one per record";
   LabelsArg out;
   py::array a = py::array::ensure(value);
@@ -174,13 +195,28 @@ PYBIND11_MODULE(_hsdp, m) {
 
   // InvalidArgument derives from std::invalid_argument (pybind11 would map it to ValueError
   // too); stated explicitly because it is the contract with the CLI's messages.
+  // Anything else a C++ function throws is a bug, never the caller's input: RuntimeError naming
+  // the call (hsdp::internal_error). pybind11's own exceptions (TypeError, ...), Python errors
+  // and std::bad_alloc (MemoryError) keep their translation.
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const hsdp::InvalidArgument& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const py::error_already_set&) {
+      throw;
+    } catch (const py::builtin_exception&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_RuntimeError, hsdp::internal_error(current_call(), e.what()).c_str());
     }
   });
+  // The last resort above, for the tests: raises the C++ exception it is given the text of.
+  m.def(
+      "_raise_internal_error", [](const std::string& what) { throw std::logic_error(what); }, py::arg("what"),
+      "Raises a C++ std::logic_error (for the tests of the last resort: RuntimeError naming the call).");
 
   bind_run(m);
   bind_accounting(m);
@@ -191,6 +227,8 @@ PYBIND11_MODULE(_hsdp, m) {
   bind_audit(m);
   bind_compare(m);
   bind_random(m);
-  // Last: every function exists now (python/src/signatures.cpp).
+  // Last: every function exists now (python/src/signatures.cpp), then each is called through
+  // the wrapper of python/src/call.cpp (which keeps the signatures installed).
   install_signatures(m);
+  install_calls(m);
 }

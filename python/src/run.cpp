@@ -29,9 +29,14 @@ T cast_keyword(const char* key, py::handle value, const char* expected) {
 }
 
 // Integers must be Python ints (or numpy integers), not floats: a fractional n is an error.
+// A bool (Python's or numpy's) is not a number here: n=True must not be the run of 1 record.
+bool is_bool(py::handle v) {
+  return py::isinstance<py::bool_>(v) || std::string(py::str(py::type::handle_of(v).attr("__name__"))) == "bool_";
+}
+
 std::optional<std::int64_t> opt_int(const char* key, py::handle v) {
   if (v.is_none()) return std::nullopt;
-  if (py::isinstance<py::bool_>(v) || py::isinstance<py::float_>(v))
+  if (is_bool(v) || py::isinstance<py::float_>(v))
     throw py::type_error(fmt::format("Run(): keyword '{}' expects int, got {}", key,
                                      std::string(py::str(py::type::handle_of(v).attr("__name__")))));
   if (py::isinstance<py::int_>(v)) {
@@ -46,6 +51,9 @@ std::optional<std::int64_t> opt_int(const char* key, py::handle v) {
 }
 std::optional<double> opt_float(const char* key, py::handle v) {
   if (v.is_none()) return std::nullopt;
+  if (is_bool(v))
+    throw py::type_error(fmt::format("Run(): keyword '{}' expects float, got {}", key,
+                                     std::string(py::str(py::type::handle_of(v).attr("__name__")))));
   return cast_keyword<double>(key, v, "float");
 }
 std::optional<std::string> opt_str(const char* key, py::handle v) {

@@ -21,8 +21,8 @@ namespace {
 
 namespace detail = pybind11::detail;
 
-// pybind11's record of a function (a bound method's or a static method's underlying
-// function too); nullptr when `f` is not a pybind11 function.
+}  // namespace
+
 detail::function_record* record_of(py::handle f) {
   if (!f) return nullptr;
   if (PyObject_TypeCheck(f.ptr(), &PyStaticMethod_Type)) f = f.attr("__func__");
@@ -34,6 +34,8 @@ detail::function_record* record_of(py::handle f) {
   if (!detail::is_function_record_capsule(capsule)) return nullptr;
   return capsule.get_pointer<detail::function_record>();
 }
+
+namespace {
 
 // A default value as Python source that inspect can read back (ast.literal_eval): None,
 // bools, numbers (+-inf as 1e309, which reads back as inf), strings, lists and tuples of

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <variant>
 
+#include "call.hpp"
 #include "common.hpp"
 #include "model.hpp"
 #include "hsdp/audit/mia.hpp"
@@ -35,120 +36,109 @@ struct PyTrainResult {
   std::string account_command() const { return cli::command_line("account", outcome.result.account_request) + " --json"; }
 };
 
-// The keywords of hsdp.train / hsdp.audit_mia as the library's training request.
-train::TrainSpec train_flags(const std::string& model, const std::string& algorithm, double l2,
-                            double huber_smoothing, double label_bound, bool bias, std::optional<double> record_norm,
-                            const std::string& constraint, std::optional<double> radius, std::optional<std::string> sampling,
-                            std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
-                            std::optional<double> epochs, std::optional<double> eta,
-                            std::optional<std::string> eta_schedule, const std::string& noise,
-                            std::optional<double> sigma, std::optional<double> noise_std,
-                            std::optional<std::string> release, std::optional<double> clip,
-                            std::optional<bool> drop_last, std::optional<bool> order_known,
-                            std::optional<std::string> adjacency) {
+// A training field's Python keyword: its library name, except no_bias, stated as bias.
+std::string keyword_of(const train::TrainField& f) {
+  return f.name == "no_bias" ? "bias" : std::string(f.name);
+}
+
+// The training run as this call states it (TrainSpec::fields(), one keyword each): a field
+// holds a value exactly when the caller passed its keyword (None: not stated), whatever default
+// the signature shows (python/src/call.hpp, given()). bias=False states no_bias.
+train::TrainSpec stated_run() {
   train::TrainSpec f;
-  f.model = model;
-  f.algorithm = algorithm;
-  f.l2 = l2;
-  f.huber_smoothing = huber_smoothing;
-  f.label_bound = label_bound;
-  f.no_bias = !bias;
-  f.record_norm = record_norm;
-  f.constraint = constraint;
-  f.radius = radius;
-  f.sampling = std::move(sampling);
-  f.batch_size = batch_size;
-  f.steps = steps;
-  f.epochs = epochs;
-  f.eta = eta;
-  f.eta_schedule = std::move(eta_schedule);
-  f.noise = noise;
-  f.sigma = sigma;
-  f.noise_std = noise_std;
-  f.release = std::move(release);
-  f.clip = clip;
-  auto word = [](std::optional<bool> v) -> std::optional<std::string> {
-    if (!v) return std::nullopt;
-    return std::string(*v ? "true" : "false");
-  };
-  f.drop_last = word(drop_last);
-  f.order_known = word(order_known);
-  f.adjacency = std::move(adjacency);
+  for (const train::TrainField& field : train::TrainSpec::fields()) {
+    const std::string keyword = keyword_of(field);
+    const py::object v = given_value(keyword.c_str());
+    if (!v || v.is_none()) continue;
+    if (field.flag) {
+      if (!v.cast<bool>()) f.*field.flag = true;
+    } else if (field.real) {
+      f.*field.real = v.cast<double>();
+    } else if (field.integer) {
+      f.*field.integer = v.cast<std::int64_t>();
+    } else if (field.choices == "true|false") {
+      f.*field.word = std::string(v.cast<bool>() ? "true" : "false");  // stated as True / False
+    } else {
+      f.*field.word = v.cast<std::string>();
+    }
+  }
+  if (!f.model) f.model = "logistic";  // the keyword's default
   return f;
 }
 
-using Users = std::variant<std::string, std::vector<std::string>>;
-using Ranges = std::variant<std::string, std::vector<std::pair<double, double>>>;
+using Users = std::variant<PathArg, std::vector<std::string>>;
+using Ranges = std::variant<PathArg, std::vector<std::pair<double, double>>>;
+
+// The public feature ranges stated as a file or as (min, max) pairs.
+void state_ranges(train::DataSpec& d, const std::optional<Ranges>& feature_ranges) {
+  if (!feature_ranges) return;
+  if (const auto* path = std::get_if<PathArg>(&*feature_ranges)) {
+    d.feature_ranges = path->path;
+  } else {
+    for (const auto& [lo, hi] : std::get<1>(*feature_ranges)) d.feature_range_values.push_back({lo, hi});
+    if (d.feature_range_values.empty()) fail(opt("feature_ranges"), "[]", "one (min, max), or one per feature");
+  }
+}
 
 // hsdp.train: the keywords as the library's training request (train/request.hpp), from a
 // data file (data=..., as `hsdp train --data`) or from arrays X, y (the records handed over
-// in memory: not split unless test_fraction is given); the request runs without the GIL.
-PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsArg> y, std::optional<std::string> data,
-                             const std::string& format, std::optional<std::string> labels,
+// in memory: not split unless test_fraction is given); the request runs without the GIL. The
+// training run's keywords are read as stated (stated_run): their typed parameters here only
+// check the types.
+PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsArg> y, std::optional<PathArg> data,
+                             const std::string& format, std::optional<PathArg> labels,
                              std::optional<py::int_> label_column, std::vector<std::string> classes,
-                             std::optional<std::string> test_data, std::optional<std::string> test_labels,
+                             std::optional<PathArg> test_data, std::optional<PathArg> test_labels,
                              std::optional<double> test_fraction, const py::int_& split_seed,
-                             const std::string& model, const std::string& algorithm,
-                             double l2, double huber_smoothing, double label_bound, bool bias, std::optional<double> record_norm,
-                             const std::string& constraint, std::optional<double> radius, std::optional<std::string> sampling,
-                             std::optional<std::int64_t> batch_size, std::optional<std::int64_t> steps,
-                             std::optional<double> epochs, std::optional<double> eta,
-                             std::optional<std::string> eta_schedule, const std::string& noise,
-                             std::optional<double> sigma, std::optional<double> noise_std,
+                             const std::string&, const std::string&, double, double, double, bool,
+                             std::optional<double>, const std::string&, std::optional<double>,
+                             std::optional<std::string>, std::optional<std::int64_t>, std::optional<std::int64_t>,
+                             std::optional<double>, std::optional<double>, std::optional<std::string>,
+                             const std::string&, std::optional<double>, std::optional<double>,
                              std::optional<double> epsilon, std::optional<double> delta, bool no_noise,
-                             std::optional<std::string> release, std::optional<double> clip,
-                             std::optional<bool> drop_last, std::optional<bool> order_known,
-                             std::optional<std::string> adjacency, std::optional<py::int_> seed, std::optional<std::string> positive,
+                             std::optional<std::string>, std::optional<double>,
+                             std::optional<bool>, std::optional<bool>, std::optional<std::string>,
+                             std::optional<py::int_> seed, std::optional<std::string> positive,
                              std::vector<double> feature_scale, std::optional<Ranges> feature_ranges,
                              std::optional<Users> users, const std::string& feature_storage,
-                             std::optional<std::string> output) {
+                             std::optional<PathArg> output) {
   train::TrainRequest request;
-  request.run = train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
-                            std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise,
-                            sigma, noise_std, std::move(release), clip, drop_last, order_known, std::move(adjacency));
+  request.run = stated_run();
   request.epsilon = epsilon;
   request.delta = delta;
   request.no_noise = no_noise;
   request.seed = unsigned_keyword("seed", seed);
-  request.resolve();  // the run's errors before the data's, as on the command line
 
   train::DataSpec& d = request.data;
   if (X || y) {
     if (!X) fail("X", "(missing)", "the records of y, one row each");
     if (!y) fail("y", "(missing)", "one label per row of X");
-    if (data) fail(opt("data"), *data, "absent when the arrays X and y are given");
+    if (data) fail(opt("data"), data->path, "absent when the arrays X and y are given");
     d.records = dataset_from(X->array, &*y, "X", "y");
     d.data = "X";
-    d.format = "array";
   } else if (data) {
-    d.data = std::move(*data);
-    d.format = format;
+    d.data = data->path;
   } else {
     fail(opt("data"), "(missing)", "a data file, or the arrays X and y");
   }
-  d.labels = std::move(labels);
+  if (given("format")) d.format = format;
+  d.labels = path_of(labels);
   if (const auto column = unsigned_keyword("label_column", label_column))
     d.label_column = static_cast<std::size_t>(*column);
   d.positive = std::move(positive);
   d.classes = std::move(classes);
-  d.test_data = std::move(test_data);
-  d.test_labels = std::move(test_labels);
+  d.test_data = path_of(test_data);
+  d.test_labels = path_of(test_labels);
   d.test_fraction = test_fraction;
-  d.split_seed = *unsigned_keyword("split_seed", split_seed);
+  if (given("split_seed")) d.split_seed = *unsigned_keyword("split_seed", split_seed);
   d.feature_scale = std::move(feature_scale);
-  if (feature_ranges) {
-    if (auto* path = std::get_if<std::string>(&*feature_ranges)) {
-      d.feature_ranges = *path;
-    } else {
-      for (const auto& [lo, hi] : std::get<1>(*feature_ranges)) d.feature_range_values.push_back({lo, hi});
-      if (d.feature_range_values.empty()) fail(opt("feature_ranges"), "[]", "one (min, max), or one per feature");
-    }
-  }
+  state_ranges(d, feature_ranges);
   if (users) {
-    if (auto* path = std::get_if<std::string>(&*users)) d.users = *path;
+    if (auto* path = std::get_if<PathArg>(&*users)) d.users = path->path;
     else d.user_ids = std::get<1>(std::move(*users));
   }
   d.feature_storage = feature_storage;
+  request.resolve();  // every field checked (and the rule applied) before the data are read
 
   PyTrainResult out;
   {
@@ -159,38 +149,30 @@ PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsA
   const std::string& warning = out.preparation().warning;
   if (!warning.empty() && PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) throw py::error_already_set();
   if (output) {
-    train::write_json_atomically(*output, train::to_json(out.outcome, out.account_command()));
-    out.written_to = std::move(output);
+    train::write_json_atomically(output->path, train::to_json(out.outcome, out.account_command()));
+    out.written_to = output->path;
   }
   return out;
 }
 
 // hsdp.audit_mia: `hsdp audit mia` on numpy arrays, by the same library request
-// (audit::MiaRequest, audit::run_mia). The records are prepared as for hsdp.train (labels
+// (audit::MiaRequest, audit::mia_request). The records are prepared as for hsdp.train (labels
 // mapped, public feature constants, rows scaled to the record norm); the preparation and
 // the 2N trainings run without the GIL. Returns the same JSON document as the command.
-py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const std::string& model,
-                              const std::string& algorithm, double l2, double huber_smoothing,
-                              double label_bound, bool bias, std::optional<double> record_norm,
-                              const std::string& constraint, std::optional<double> radius,
-                              std::optional<std::string> sampling, std::optional<std::int64_t> batch_size,
-                              std::optional<std::int64_t> steps, std::optional<double> epochs,
-                              std::optional<double> eta, std::optional<std::string> eta_schedule,
-                              const std::string& noise, std::optional<double> sigma,
-                              std::optional<double> noise_std, std::optional<double> epsilon, double delta,
-                              std::optional<std::string> release,
-                              std::optional<double> clip, std::optional<bool> drop_last,
-                              std::optional<bool> order_known, std::optional<std::string> adjacency,
+py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const std::string&, const std::string&, double,
+                              double, double, bool, std::optional<double>, const std::string&, std::optional<double>,
+                              std::optional<std::string>, std::optional<std::int64_t>, std::optional<std::int64_t>,
+                              std::optional<double>, std::optional<double>, std::optional<std::string>,
+                              const std::string&, std::optional<double>, std::optional<double>,
+                              std::optional<double> epsilon, double delta, std::optional<std::string>,
+                              std::optional<double>, std::optional<bool>, std::optional<bool>, std::optional<std::string>,
                               std::optional<std::string> positive,
-                              std::vector<double> feature_scale, std::int64_t trials, double confidence,
-                              std::optional<py::int_> seed, std::optional<std::int64_t> canary_index,
-                              int threads) {
+                              std::vector<double> feature_scale, std::optional<Ranges> feature_ranges, std::int64_t trials,
+                              double confidence, std::optional<py::int_> seed, std::optional<std::int64_t> canary_index,
+                              std::int64_t threads) {
   // The library's request (audit::MiaRequest), checked as `hsdp audit mia` checks it.
   audit::MiaRequest request;
-  static_cast<train::TrainSpec&>(request) =
-      train_flags(model, algorithm, l2, huber_smoothing, label_bound, bias, record_norm, constraint, radius,
-                  std::move(sampling), batch_size, steps, epochs, eta, std::move(eta_schedule), noise, sigma,
-                  noise_std, std::move(release), clip, drop_last, order_known, std::move(adjacency));
+  static_cast<train::TrainSpec&>(request) = stated_run();
   request.epsilon = epsilon;
   request.delta = delta;
   request.confidence = confidence;
@@ -198,22 +180,18 @@ py::object audit_mia_like_cli(const FeaturesArg& X, const LabelsArg& y, const st
   request.threads = threads;
   request.seed = unsigned_keyword("seed", seed);
   request.canary_index = canary_index;
-  request.positive = std::move(positive);
-  request.feature_scale = std::move(feature_scale);
-  const audit::MiaSetup setup = request.resolve();
-
-  data::Dataset ds = dataset_from(X.array, &y, "X", "y");
+  request.data.positive = std::move(positive);
+  request.data.feature_scale = std::move(feature_scale);
+  state_ranges(request.data, feature_ranges);
+  request.data.data = "X";
+  request.resolve();  // the request's errors before the arrays'
+  request.data.records = dataset_from(X.array, &y, "X", "y");
   nlohmann::json j;
   {
     py::gil_scoped_release release_gil;
-    j = audit::to_json(audit::run_mia(ds, setup).result);
+    j = audit::to_json(audit::mia_request(request).result);
   }
   return to_python(j);
-}
-
-// A training field's Python keyword: its library name, except no_bias, stated as bias.
-std::string keyword_of(const train::TrainField& f) {
-  return f.name == "no_bias" ? "bias" : std::string(f.name);
 }
 
 const char* python_type(const train::TrainField& f) {
@@ -414,8 +392,8 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
       .def_property_readonly("model", [](const PyTrainResult& r) {
         return model_of(train::to_json(r.outcome, r.account_command()), "model");
       }, "The trained model as an hsdp.Model: what hsdp.load_model reads from the file save() writes.")
-      .def("save", [](const PyTrainResult& r, const std::string& output) {
-        train::write_json_atomically(output, train::to_json(r.outcome, r.account_command()));
+      .def("save", [](const PyTrainResult& r, const PathArg& output) {
+        train::write_json_atomically(output.path, train::to_json(r.outcome, r.account_command()));
       }, py::arg("output"),
          "Writes the model file, the document `hsdp train --output` writes (to_json()); replaced atomically.")
       .def("__repr__", [](const PyTrainResult& r) {
@@ -452,7 +430,7 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
         py::arg("epsilon") = py::none(), py::arg("delta") = 1e-5, py::arg("release") = py::none(), py::arg("clip") = py::none(),
         py::arg("drop_last") = py::none(), py::arg("order_known") = py::none(), py::arg("adjacency") = py::none(),
         py::arg("positive") = py::none(), py::arg("feature_scale") = std::vector<double>{},
-        py::arg("trials") = 200, py::arg("confidence") = 0.95, py::arg("seed") = py::none(),
+        py::arg("feature_ranges") = py::none(), py::arg("trials") = 200, py::arg("confidence") = 0.95, py::arg("seed") = py::none(),
         py::arg("canary_index") = py::none(), py::arg("threads") = 0,
         R"doc(Membership-inference audit (`hsdp audit mia`) on numpy arrays: trains `trials` models
 on (X, y) and `trials` on the same records with one replaced by a canary, scores each by the
@@ -462,12 +440,12 @@ analysis of the same run), and the seeds of every training (reproducible with `s
 
   m.def(
       "read_csv",
-      [](const std::string& path, const std::string& labels, std::optional<std::string> positive,
+      [](const PathArg& path, const std::string& labels, std::optional<std::string> positive,
          std::optional<py::int_> label_column) {
         data::CsvOptions co;
         if (const auto column = unsigned_keyword("label_column", label_column))
           co.label_column = static_cast<std::size_t>(*column);
-        data::Dataset ds = data::read_csv(path, co);
+        data::Dataset ds = data::read_csv(path.path, co);
         const data::LabelKind kind = pick_choice<data::LabelKind>(
             "labels", labels,
             {{"plus-minus-one", data::LabelKind::plus_minus_one}, {"zero-one", data::LabelKind::zero_one},

@@ -202,7 +202,54 @@ CASES = [
     ("read_csv_ragged", lambda t: hsdp.read_csv(write(t, "r.csv", "1,2,0\n3,1\n")), ValueError, ["r.csv:2:4"]),
     ("read_csv_positive_absent", lambda t: hsdp.read_csv(write(t, "a.csv", "1,2,0\n3,4,1\n"), positive="5"),
      ValueError, ["positive", "5"]),
+    # second round (issue 31): every keyword stated is read by the run or refused naming it and why
+    ("r2_full_batch_size", lambda t: train(sampling="full", batch_size=5), ValueError,
+     ["batch_size = 5", "full batches read every record", "n = 40"]),
+    ("r2_noisy_gd_batch_size", lambda t: train(algorithm="noisy-gd", batch_size=5), ValueError, ["batch_size = 5"]),
+    ("r2_pnsgd_epochs", lambda t: train(algorithm="pnsgd", epochs=3), ValueError, ["epochs = 3", "pnsgd"]),
+    ("r2_steps_and_epochs", lambda t: train(steps=3, epochs=5), ValueError, ["epochs = 5", "steps=3"]),
+    ("r2_radius_unconstrained", lambda t: train(constraint="none", radius=5), ValueError, ["radius = 5", "none"]),
+    ("r2_huber_smoothing_logistic", lambda t: train(huber_smoothing=3), ValueError, ["huber_smoothing = 3", "huber"]),
+    ("r2_label_bound_logistic", lambda t: train(label_bound=2), ValueError, ["label_bound = 2", "squared"]),
+    ("r2_no_noise_laplace", lambda t: hsdp.train(X, Y, no_noise=True, noise="laplace", seed=1), ValueError,
+     ["noise = laplace", "no_noise"]),
+    ("r2_no_noise_sigma", lambda t: hsdp.train(X, Y, no_noise=True, sigma=1.0, seed=1), ValueError, ["sigma"]),
+    ("r2_drop_last_poisson", lambda t: train(sampling="poisson", drop_last=True), ValueError, ["drop_last"]),
+    ("r2_drop_last_pnsgd", lambda t: train(algorithm="pnsgd", drop_last=False), ValueError, ["drop_last"]),
+    ("r2_mia_huber_smoothing", lambda t: hsdp.audit_mia(X, Y, sigma=1.0, trials=4, seed=1, huber_smoothing=3),
+     ValueError, ["huber_smoothing = 3"]),
+    ("r2_calibrate_max_steps_noise", lambda t: hsdp.calibrate(run(steps=10), "noise", epsilon=1.0, delta=1e-5,
+                                                              max_steps=100), ValueError, ["max_steps = 100", "steps"]),
+    ("r2_account_per_index_points", lambda t: hsdp.account(run(steps=10), per_index_points=100), ValueError,
+     ["per_index_points = 100"]),
+    # empty values are errors naming the keyword, never "not given"
+    ("r2_model_empty", lambda t: train(model=""), ValueError, ["model = (empty)"]),
+    ("r2_noise_empty", lambda t: train(noise=""), ValueError, ["noise = (empty)"]),
+    ("r2_sampling_empty", lambda t: train(sampling=""), ValueError, ["sampling = (empty)"]),
+    # numbers: bool is not a number, a float is not an int; no pybind11 dispatch dump
+    ("r2_batch_size_bool", lambda t: train(batch_size=True), TypeError, ["batch_size"]),
+    ("r2_seed_bool", lambda t: train(seed=True), TypeError, ["seed"]),
+    ("r2_batch_size_float", lambda t: train(batch_size=8.0), TypeError, ["batch_size"]),
+    ("r2_keyword_typo", lambda t: train(bach_size=8), TypeError, ["bach_size", "batch_size"]),
+    ("r2_account_positional_delta", lambda t: hsdp.account(run(steps=10), 1e-5), TypeError, ["account"]),
+    ("r2_mia_trials_bool", lambda t: hsdp.audit_mia(X, Y, sigma=1.0, trials=True, seed=1), TypeError, ["trials"]),
+    ("r2_sigma_bool", lambda t: train(sigma=True), TypeError, ["sigma"]),
+    # a number outside an analysis' range is "not applicable", never an internal error
+    ("r2_composition_pld_huge_noise", lambda t: hsdp.account(run(steps=10, batch_size=10, sampling="shuffle",
+                                                                 noise_std=1e300), analyses=["composition-pld"]),
+     ValueError, ["composition-pld", "not applicable"]),
+    # model files: overflow and consistency
+    ("r2_model_intercept_without_bias", lambda t: hsdp.load_model(write(t, "m.json", _model_text(bias=False))),
+     ValueError, ["intercept"]),
 ]
+
+
+def _model_text(bias):
+    """A trained model's file with its bias flag replaced (the intercept kept)."""
+    import json
+    doc = json.loads(trained().to_json())
+    doc["model"]["bias"] = bias
+    return json.dumps(doc)
 
 
 @pytest.mark.parametrize("name,call,error,parts", CASES, ids=[c[0] for c in CASES])
@@ -220,6 +267,8 @@ def test_malformed(tmp_path, name, call, error, parts):
         assert part in message, (part, message)
     # Keywords, never the command's flags.
     assert not re.search(r"(^|[\s(])--[a-z]", message), message
+    # Never pybind11's dispatch dump of overloads.
+    assert "incompatible function arguments" not in message, message
 
 
 def test_catalogue_size():
@@ -244,3 +293,39 @@ def test_seed_at_the_limits_is_accepted():
     a = train(seed=0)
     b = train(seed=2**64 - 1)
     assert a.seeded and b.seeded
+
+
+# Valid inputs of the second round: numpy integer scalars wherever an int is accepted,
+# os.PathLike for every path, names up to NAME_MAX, a keyword's default stated explicitly.
+def test_numpy_integers_are_ints():
+    a = train(seed=np.int64(3), batch_size=np.int32(8))
+    b = train(seed=3, batch_size=8)
+    assert a.to_json() == b.to_json()
+
+
+def test_pathlike_paths(tmp_path):
+    import pathlib
+    path = pathlib.Path(write(tmp_path, "a.csv", "1,2,0\n3,4,1\n5,6,0\n"))
+    X_, y_, _ = hsdp.read_csv(path, labels="zero-one")
+    assert X_.shape == (3, 2)
+    out = tmp_path / "model.json"
+    trained().save(out)
+    assert hsdp.load_model(out).weights is not None
+
+
+def test_name_max_output(tmp_path):
+    out = tmp_path / ("m" * 250 + ".json")
+    trained().save(str(out))
+    assert out.exists()
+
+
+def test_default_stated_is_read():
+    # huber_smoothing stated with the huber loss, noise stated with its default: read, accepted.
+    train(model="huber", huber_smoothing=0.5)
+    train(noise="gaussian")
+
+
+def test_last_resort_names_the_call():
+    with pytest.raises(RuntimeError) as info:
+        hsdp._hsdp._raise_internal_error("boom")
+    assert "_raise_internal_error" in str(info.value) and "a bug in hsdp" in str(info.value)

@@ -1,4 +1,5 @@
 #include "hsdp/accountant.hpp"
+#include "hsdp/field_use.hpp"
 
 #include <fmt/format.h>
 
@@ -154,16 +155,25 @@ void add_per_index(Report& report, std::span<const AnalysisPtr> analyses, std::i
 }
 
 Report account_request(const Run& run, const Query& query, std::span<const AnalysisPtr> chosen,
-                       bool per_index, std::int64_t per_index_points, bool add_remove) {
+                       bool per_index, std::optional<std::int64_t> per_index_points, bool add_remove) {
+  // Each analysis named once: a repeated name would be evaluated and listed twice.
+  for (std::size_t i = 0; i < chosen.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (chosen[i]->name() == chosen[j]->name())
+        fail(opt("analyses"), std::string(chosen[i]->name()), "each analysis named once (it is named twice)");
   if (per_index) {
     if (run.index)
       fail(opt("index"), std::to_string(*run.index),
            fmt::format("absent with {} (the view covers every index 1..n)", error_field("per_index")));
-    require_range(opt("per_index_points"), per_index_points, 16, std::int64_t{1} << 30);
+    // At most 2^16 positions: each is an evaluation of every per-index analysis.
+    require_range(opt("per_index_points"), per_index_points.value_or(1000), 16, std::int64_t{1} << 16);
+  } else if (per_index_points) {
+    refuse_unread("per_index_points", std::to_string(*per_index_points),
+                  fmt::format("only the per-index view ({}) reads it", error_field("per_index")));
   }
   Report report = chosen.empty() ? account(run, query) : account(run, query, chosen);
   const std::span<const AnalysisPtr> used = chosen.empty() ? std::span<const AnalysisPtr>(all_analyses()) : chosen;
-  if (per_index) add_per_index(report, used, per_index_points);
+  if (per_index) add_per_index(report, used, per_index_points.value_or(1000));
   // An analysis asked for by name that does not apply is an input error: its reason names
   // the violated assumption (e.g. eta above 2/beta).
   if (!chosen.empty())

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "hsdp/calibrate.hpp"
+#include "hsdp/field_use.hpp"
 #include "hsdp/errors.hpp"
 
 namespace hsdp {
@@ -21,13 +22,17 @@ NoiseUnit unit_of(const std::string& text) {
 CalibrationProblem calibration_problem(RunSpec f, std::string_view for_parameter,
                                        double epsilon, double delta,
                                        const std::optional<std::string>& noise_unit,
-                                       std::int64_t max_steps) {
+                                       std::optional<std::int64_t> max_steps) {
   CalibrationProblem p;
   p.which = parse_calibration_parameter(for_parameter, opt("for"));
   p.epsilon = require_nonnegative(opt("epsilon"), epsilon);
   p.delta = require_open(opt("delta"), delta, 0.0, 1.0);
   p.options.eta_shape = parse_name<ScheduleShape>(f.eta_schedule.value_or("constant"), opt("eta_schedule"));
-  p.options.max_steps = require_range(opt("max_steps"), max_steps, 1, std::int64_t{1} << 53);
+  // The search limit of the steps is read by --for steps only (field_use.hpp).
+  if (max_steps && p.which != CalibrationParameter::steps)
+    refuse_unread("max_steps", std::to_string(*max_steps),
+                  fmt::format("only {} searches the number of steps", error_field("for", "steps")));
+  if (max_steps) p.options.max_steps = require_range(opt("max_steps"), *max_steps, 1, std::int64_t{1} << 53);
   // A replace-one statement is answered under add/remove-one too (the adjacency of Opacus and
   // dp_accounting), beside it.
   p.options.with_add_remove = true;
@@ -70,7 +75,8 @@ CalibrationProblem calibration_problem(RunSpec f, std::string_view for_parameter
       fail(opt("steps"), "(missing)",
            fmt::format("given with {}: the number of steps stays fixed while b changes",
                        error_field("for", "sampling-rate")));
-    if (noise_unit) fail(opt("noise_unit"), *noise_unit, fmt::format("used with {}", error_field("for", "noise")));
+    if (noise_unit)
+      refuse_unread("noise_unit", *noise_unit, fmt::format("only {} has units to choose", error_field("for", "noise")));
     if (f.noise_multiplier) {
       noise = {NoiseUnit::multiplier, Convention::journal, *f.noise_multiplier};
     } else if (f.sigma) {

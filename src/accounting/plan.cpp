@@ -25,6 +25,7 @@
 //             from the calibration solver restricted to `online-gd`; between them a bisection
 //             on the same analysis. The a with the smallest Prop. 3 regret is proposed.
 #include "hsdp/plan.hpp"
+#include "hsdp/field_use.hpp"
 
 #include <fmt/format.h>
 
@@ -809,20 +810,24 @@ void check_plan_request(const PlanProblem& p) {
   require_positive(opt("epsilon"), p.epsilon);
   require_open(opt("delta"), p.delta, 0.0, 1.0);
   require_range(opt("n"), p.n, 1, std::int64_t{1} << 53);
+  // The fields one setting reads (field_use.hpp): refused with the others.
+  const std::string setting(to_string(p.setting));
   if (p.setting != PlanSetting::langevin && p.r0)
-    fail(opt("r0"), *p.r0, fmt::format("used with {} only", error_field("setting", "langevin")));
-  if (p.setting != PlanSetting::federated && (p.gradient_bound || p.gradient_variance))
-    fail(fmt::format("{}/{}", error_field("gradient_bound"), error_field("gradient_variance")),
-         "(given)", fmt::format("used with {} only", error_field("setting", "federated")));
+    refuse_unread("r0", show(*p.r0), fmt::format("only {} reads it (not {})", error_field("setting", "langevin"),
+                                                 error_field("setting", setting)));
+  for (const auto& [field, value] : {std::pair{"gradient_bound", p.gradient_bound}, std::pair{"gradient_variance", p.gradient_variance}})
+    if (p.setting != PlanSetting::federated && value)
+      refuse_unread(field, show(*value), fmt::format("only {} reads it (not {})", error_field("setting", "federated"),
+                                                     error_field("setting", setting)));
   if (p.adjacency != Adjacency::replace && p.setting != PlanSetting::noisy_sgd)
     fail(opt("adjacency"), to_string(p.adjacency),
          fmt::format("replace with {} (its analyses are stated for replace-one neighbours; add/remove-one is "
                      "planned for {})",
                      error_field("setting", to_string(p.setting)), error_field("setting", "noisy-sgd")));
   if (p.setting != PlanSetting::federated && p.setting != PlanSetting::noisy_sgd && p.batch_size)
-    fail(opt("batch_size"), static_cast<double>(*p.batch_size),
-         fmt::format("used with {} or {} only", error_field("setting", "federated"),
-                     error_field("setting", "noisy-sgd")));
+    refuse_unread("batch_size", std::to_string(*p.batch_size),
+                  fmt::format("only {} and {} read it (not {})", error_field("setting", "federated"),
+                              error_field("setting", "noisy-sgd"), error_field("setting", setting)));
 }
 
 }  // namespace hsdp

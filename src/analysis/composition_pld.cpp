@@ -97,12 +97,11 @@ std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
                                 grid.fixed_interval);
   const double mu2 = p.gaussian_mu2;  // a Gaussian run: one Gaussian of mu^2
   if (gaussian) {
-    // A noise so large that mu^2 = sum_t (sensitivity / z_t)^2 underflows: no number this
-    // analysis can compute with (Analysis::evaluate says "not applicable" and why), never an
-    // empty mechanism.
+    // A noise so large that mu^2 = sum (c/z)^2 underflows: no number this analysis can compute
+    // with (Analysis::evaluate says "not applicable" and why), never an empty mechanism.
     if (!(mu2 > 0))
-      fail("noise_multiplier", z_counts.begin()->first,
-           "such that the composed privacy loss mu^2 = sum_t (sensitivity / z_t)^2 is a positive double");
+      fail("noise_multiplier", z_counts.empty() ? 0.0 : z_counts.begin()->first,
+           "such that the composed privacy loss mu^2 = sum (sensitivity / z)^2 is a positive double");
     key += fmt::format(" gaussian {:a}", mu2);
   } else {
     for (const auto& [z, count] : z_counts) key += fmt::format(" {:a}x{}", z / p.sensitivity, count);

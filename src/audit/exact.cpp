@@ -19,6 +19,7 @@
 // below the peak, which a plain FFT gets only to ~1e-16 of the peak, are recomputed by
 // exponentially tilted FFTs (Propagator::convolve; docs/audit.md, "Round-off bounds").
 #include "hsdp/audit/exact.hpp"
+#include "hsdp/field_use.hpp"
 #include "hsdp/audit/gaussian_mixture.hpp"
 
 #include <fmt/format.h>
@@ -971,8 +972,25 @@ ExactResult exact_gaussian(const Run& run, const Query& query, const ExactOption
 
 std::string_view to_string(Method m) { return m == Method::gaussian ? "gaussian" : "grid"; }
 
+// The work of an audit on a grid, in the units of kMaxGridWork (exact.hpp), checked before
+// anything is allocated.
+void check_grid_work(const Run& run, std::int64_t grid) {
+  const double n = static_cast<double>(grid | 1), T = static_cast<double>(run.steps);
+  const bool dense = run.loss.strong_convexity > 0;  // the step contracts: Propagator::dense
+  const double per_step = dense ? n * n / 12 : n * std::log2(n);
+  const double work = T * per_step * (run.sampling == Sampling::shuffle ? 2.0 : 1.0);
+  if (!(work <= kMaxGridWork))
+    fail(opt("grid"), std::to_string(grid),
+         fmt::format("such that the audit's work, {} x {} x {}{} = {:.3g}, is at most 2^29 = {:.3g} (about a minute and "
+                     "a half; docs/audit.md \"Limits\"): a smaller {} or fewer {}",
+                     error_field("steps", std::to_string(run.steps)), dense ? "grid^2 / 12" : "grid log2(grid)",
+                     run.sampling == Sampling::shuffle ? "2 (shuffled: two laws)" : "1",
+                     dense ? fmt::format(" (dense sums: {})", error_field("strong_convexity")) : std::string(), work,
+                     kMaxGridWork, error_field("grid"), error_field("steps")));
+}
+
 ExactResult exact(const Run& run, const Query& query, const ExactOptions& options) {
-  require_range("grid", options.grid, 65, std::int64_t{1} << 24);
+  if (options.grid) require_range(opt("grid"), *options.grid, 65, kMaxGridPoints);
   if (!query.delta && !query.epsilon) throw InvalidArgument("query: give exactly one of epsilon or delta");
   // The worst-case instance moves by eta_t g / b at step t: its laws need the step itself.
   if (!run.eta_known)
@@ -980,11 +998,18 @@ ExactResult exact(const Run& run, const Query& query, const ExactOptions& option
   // Without projection the last iterate is a Gaussian mixture: exact in closed form.
   if (!std::isfinite(run.diameter) && run.release == Release::last) {
     run.validate();
+    if (options.grid)
+      refuse_unread("grid", std::to_string(*options.grid),
+                    fmt::format("the unprojected last iterate ({} unstated or inf, {}) is computed in closed form, "
+                                "without a grid",
+                                error_field("diameter"), error_field("release", "last")));
     return exact_gaussian(run, query, options);
   }
+  const std::int64_t grid = options.grid.value_or(kDefaultGrid);
+  check_grid_work(run, grid);
   ExactResult r;
   r.at_delta = query.delta.has_value();
-  r.grid = options.grid | 1;  // odd: the coarse grid's points are every other fine point
+  r.grid = grid | 1;  // odd: the coarse grid's points are every other fine point
   r.coarse_grid = (r.grid + 1) / 2;
   r.pair = options.pair;
   // Round-off band: delta(eps) with every value moved by its propagated error bound

@@ -466,16 +466,27 @@ ReadLaw read_law(const Run& run, std::size_t max_atoms) {
   using Dist = std::map<ld, ld>;
   Dist dist{{0.0L, 1.0L}};
   std::int64_t factors = 0;
+  // Both limits are checked as the mixture is built, never after: at most max_atoms values are
+  // held, and at most kMaxMixtureWork (value, outcome) pairs are combined in all (2^27, ~10 s).
+  constexpr double kMaxMixtureWork = 134217728.0;
+  double work = 0;
+  auto too_large = [&](std::string_view what) {
+    fail(opt("steps"), std::to_string(run.steps),
+         fmt::format("small enough that the exact mixture of the record's read pattern stays within its limits "
+                     "({}: docs/audit.md \"Limits\"); fewer {} or a constant {}",
+                     what, error_field("steps"), error_field("eta_schedule")));
+  };
   auto convolve = [&](const std::vector<std::pair<ld, ld>>& block) {
+    work += static_cast<double>(dist.size()) * static_cast<double>(block.size());
+    if (work > kMaxMixtureWork) too_large("more than 2^27 combinations of its values");
     Dist next;
     for (const auto& [v, w] : dist)
       for (const auto& [x, pr] : block)
-        if (pr > 0) next[v + x] += w * pr;
-    if (next.size() > max_atoms)
-      fail(opt("steps"), std::to_string(run.steps),
-           fmt::format("small enough that the record's read pattern has at most {} distinct "
-                       "effects on the last iterate (the exact mixture has more)",
-                       max_atoms));
+        if (pr > 0) {
+          next[v + x] += w * pr;
+          if (next.size() > max_atoms)
+            too_large(fmt::format("more than {} distinct effects on the last iterate", max_atoms));
+        }
     dist = std::move(next);
     ++factors;
   };

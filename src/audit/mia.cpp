@@ -1,5 +1,6 @@
 // Membership-inference audit (include/hsdp/audit/mia.hpp, docs/audit.md).
 #include "hsdp/audit/mia.hpp"
+#include "hsdp/field_use.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -15,6 +16,7 @@
 #include <stdexcept>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/limits.hpp"
 #include "hsdp/random/csprng.hpp"
 
 namespace hsdp::audit {
@@ -336,7 +338,8 @@ MiaResult mia(const data::Dataset& stored, train::TrainConfig config, const MiaO
   if (!same) throw std::logic_error("the reports of D and D' differ");
   res.notes.insert(res.notes.end(), first.notes.begin(), first.notes.end());
 
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  // 0: every thread OpenMP offers, at most limits::threads (OMP_NUM_THREADS=10^6 would crash libgomp).
+  const int threads = options.threads > 0 ? options.threads : std::clamp(omp_get_max_threads(), 1, limits::threads);
   res.threads = threads;
   std::exception_ptr error;
   std::atomic<bool> failed{false};
@@ -396,10 +399,42 @@ std::string test_text(const ThresholdTest& t) {
 
 }  // namespace
 
+namespace {
+
+// The data fields an audit does not read: it trains on every record of one data set.
+using Rule = ReadRule<train::ResolvedRequest>;
+std::optional<std::string> nothing_held_out(const train::ResolvedRequest&) {
+  return std::string("the audit trains every model on all the records (none is held out)");
+}
+std::optional<std::string> not_user_level(const train::ResolvedRequest&) {
+  return std::string("the audit's canary replaces one record, not one user's records");
+}
+std::optional<std::string> float64_only(const train::ResolvedRequest&) {
+  return std::string("the audit keeps float64 features (its canary is not a stored value)");
+}
+const std::vector<Rule>& audit_data_rules() {
+  static const std::vector<Rule> table = {{"test_data", nothing_held_out}, {"test_labels", nothing_held_out},
+                                          {"test_fraction", nothing_held_out}, {"split_seed", nothing_held_out},
+                                          {"users", not_user_level}, {"no_labels", nothing_held_out}};
+  return table;
+}
+
+}  // namespace
+
 MiaSetup MiaRequest::resolve() const {
   MiaSetup s;
   s.config = TrainSpec::resolve();  // the trainer's defaults (hsdp train)
   s.config.target_epsilon = epsilon;
+  // The rule (field_use.hpp): the data statement as the training request reads it, then what
+  // an audit does not read of it.
+  const train::ResolvedRequest resolved{s.config, data};
+  const FieldValues stated = data.to_map();
+  hsdp::require_read<train::ResolvedRequest>(stated, train::request_rules(), resolved);
+  hsdp::require_read<train::ResolvedRequest>(stated, audit_data_rules(), resolved);
+  if (data.feature_storage != "auto" && data.feature_storage != "float64")
+    refuse_unread("feature_storage", data.feature_storage, *float64_only(resolved));
+  for (const auto& [field, value] : stated)
+    if (value.empty()) refuse_empty(field, "a value");
   if (!sigma && !noise_std && !epsilon)
     fail(opt("sigma"), "(missing)",
          fmt::format("one of {}, {} or a target {} (with {})", error_field("sigma"), error_field("noise_std"),
@@ -410,17 +445,23 @@ MiaSetup MiaRequest::resolve() const {
   s.options.confidence = require_open(opt("confidence"), confidence, 0.0, 1.0);
   s.options.seed = seed;
   s.options.canary_index = canary_index;
-  s.options.threads = static_cast<int>(require_range(opt("threads"), threads, 0, 4096));
-  s.positive = positive;
-  s.feature_scale = feature_scale;
+  s.options.threads = static_cast<int>(require_range(opt("threads"), threads, 0, limits::threads));
+  s.options.progress = progress;
   return s;
 }
 
-MiaAudit run_mia(data::Dataset& data, const MiaSetup& setup) {
+MiaAudit mia_request(const MiaRequest& request) {
+  MiaSetup setup = request.resolve();  // every field checked before the data are read
+  train::DataSpec data = request.data;
+  data.feature_storage = "float64";
+  train::PreparedData prepared = train::prepare_all_records(std::move(data), setup.config);
   MiaAudit out;
-  train::TrainConfig config = setup.config;
-  out.preparation = train::prepare(data, config, setup.positive, setup.feature_scale);
-  out.result = mia(data, std::move(config), setup.options);
+  out.preparation = prepared.preparation;
+  const data::Dataset& d = prepared.train.data;
+  out.records = d.n;
+  out.features = d.d;
+  out.labels = d.labels.describe();
+  out.result = mia(d, setup.config, setup.options);
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/audit/exact.hpp"
+#include "hsdp/field_use.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plot.hpp"
 #include "../report/format.hpp"
@@ -162,6 +163,17 @@ std::vector<std::int64_t> sweep_steps(std::int64_t max_steps, int points) {
     s.insert(std::clamp<std::int64_t>(std::llround(std::exp(f * lmax)), 1, max_steps));
   }
   return {s.begin(), s.end()};
+}
+
+std::vector<std::int64_t> stated_sweep(std::int64_t max_steps, std::optional<std::int64_t> points, bool written) {
+  if (!written) {
+    if (points)
+      refuse_unread("points", std::to_string(*points),
+                    fmt::format("only the sweep written by {} or {} reads it", error_field("plot"), error_field("csv")));
+    return {};
+  }
+  const std::int64_t k = require_range(opt("points"), points.value_or(12), 1, 1000);
+  return sweep_steps(max_steps, static_cast<int>(k));
 }
 
 std::vector<Tightness> sweep(const Run& run, const Query& query, const ExactOptions& options,

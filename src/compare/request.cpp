@@ -6,6 +6,7 @@
 
 #include "hsdp/compare.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/field_use.hpp"
 
 namespace hsdp {
 
@@ -69,14 +70,16 @@ CompareSpec compare_spec(const CompareRequest& r) {
   CompareSpec spec;
   if (r.figure) {
     require_only_figure_fields(r);
-    spec = figure(*r.figure, r.points.value_or(0));
+    if (r.points) require_range(opt("points"), *r.points, 2, 10000);
+    spec = figure(*r.figure, static_cast<int>(r.points.value_or(0)));
   } else {
     if (!r.x) fail(opt("x"), "(missing)", fmt::format("given: steps|noise|n|index|epsilon|delta (or use {})", error_field("figure")));
     const CompareAxis axis = parse_compare_axis(*r.x, opt("x"));
     if (!r.from) fail(opt("from"), "(missing)", "given: the first value of the sweep");
     if (!r.to) fail(opt("to"), "(missing)", "given: the last value of the sweep");
     spec.axis = axis;
-    spec.xs = sweep_points(axis, *r.from, *r.to, r.points.value_or(20), r.log_x);
+    if (r.points) require_range(opt("points"), *r.points, 2, 10000);
+    spec.xs = sweep_points(axis, *r.from, *r.to, static_cast<int>(r.points.value_or(20)), r.log_x);
     spec.log_x = r.log_x;
     const bool query_axis = axis == CompareAxis::epsilon || axis == CompareAxis::delta;
     if (query_axis && (r.epsilon || r.delta))
@@ -88,6 +91,13 @@ CompareSpec compare_spec(const CompareRequest& r) {
     if (!r.alphas.empty())
       fail(opt("alphas"), r.alphas.front(), fmt::format("absent in compare (use {})", error_field("rdp", "ALPHA")));
     if (r.rdp && !(*r.rdp > 1.0)) fail(opt("rdp"), *r.rdp, "> 1");
+    // The swept field is set at every point: a stated value of it would be read by nothing.
+    if (axis == CompareAxis::steps && r.run.steps)
+      refuse_unread("steps", std::to_string(*r.run.steps),
+                    fmt::format("{} sets the steps of every point of the sweep", error_field("x", "steps")));
+    if (axis == CompareAxis::index && r.run.index)
+      refuse_unread("index", std::to_string(*r.run.index),
+                    fmt::format("{} sets the index of every point of the sweep", error_field("x", "index")));
     // The base run, validated once with the sweep field unset (the usual errors first).
     const Run base = r.run.resolve();
     if (axis == CompareAxis::index && spec.xs.back() > static_cast<double>(base.n))
@@ -117,13 +127,18 @@ CompareSpec compare_spec(const CompareRequest& r) {
                                                                 : "delta",
                              spec.x_name.empty() ? *r.x : spec.x_name);
   }
+  // Read by the plot only.
+  for (const auto& [field, value] : {std::pair{"title", r.title}, std::pair{"y_scale", r.y_scale}})
+    if (value && !r.plot)
+      refuse_unread(field, *value, fmt::format("only the plot ({}) reads it", error_field("svg")));
   if (r.title) spec.title = *r.title;
-  if (r.y_scale == "log") {
+  const std::string y_scale = r.y_scale.value_or("auto");
+  if (y_scale == "log") {
     spec.log_y = true;
-  } else if (r.y_scale == "linear") {
+  } else if (y_scale == "linear") {
     spec.log_y = false;
-  } else if (r.y_scale != "auto") {
-    fail(opt("y_scale"), r.y_scale, "one of auto, log, linear");
+  } else if (y_scale != "auto") {
+    fail(opt("y_scale"), stated_value(y_scale), "one of auto, log, linear");
   }
   return spec;
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "hsdp/data/readers.hpp"
+#include "hsdp/limits.hpp"
 #include "io.hpp"
 
 namespace hsdp::data {
@@ -14,6 +15,11 @@ std::vector<FeatureRange> read_feature_ranges(const std::string& path, const Par
   std::vector<FeatureRange> out;
   std::string line;
   for (std::size_t number = 1; lines->next(line); ++number) {
+    // One range per feature, at most limits::features of them, and no more lines than the
+    // record limit (blank and comment lines included): a gzip bomb is refused as it is read.
+    if (number > limits::records)
+      fail(field, fmt::format("{}:{}", path, number),
+           fmt::format("a file of at most {} lines (docs/data.md \"Limits\")", limits::records));
     std::string_view text(line);
     text = text.substr(0, text.find('#'));
     std::vector<std::string_view> words;
@@ -37,6 +43,11 @@ std::vector<FeatureRange> read_feature_ranges(const std::string& path, const Par
              "two finite numbers per line: min max");
     if (!(r.min < r.max))
       fail(field, fmt::format("{}: min {} max {}", where, show(r.min), show(r.max)), "min < max on every line");
+    if (out.size() == limits::features)
+      fail(field, fmt::format("{}:{}: more than {} ranges", path, number, limits::features),
+           fmt::format("one range per feature, at most {} (the most features a record may have; docs/data.md "
+                       "\"Limits\")",
+                       limits::features));
     out.push_back(r);
   }
   if (out.empty()) fail(field, fmt::format("{}: no ranges", path), "one line \"min max\", or one per feature");

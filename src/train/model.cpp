@@ -1,6 +1,7 @@
 #include "hsdp/train/model.hpp"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -278,7 +279,7 @@ EvaluationSums evaluation_sums(const LinearModel& model, const data::Dataset& da
   const std::size_t blocks = (data.n + kBlock - 1) / kBlock;
   std::vector<double> block_loss(blocks, 0.0);
   std::vector<std::size_t> block_correct(blocks, 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(std::clamp(omp_get_max_threads(), 1, limits::threads))
   for (std::size_t k = 0; k < blocks; ++k) {
     // Compact storage: the effective row, widened into a per-thread buffer.
     thread_local std::vector<double> buffer;

@@ -12,6 +12,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -182,15 +185,33 @@ ModelFile model_from_json(const nlohmann::json& doc, const std::string& name) {
     m.bad("weights", w.is_array() ? fmt::format("{} rows", w.size()) : Schema::shown(w),
           fmt::format("an array of {} rows (one per output)", outputs));
   const std::vector<double> intercept = m.numbers(m.at("intercept"), "intercept", outputs);
+  // Without a bias the intercept is 0 (hsdp train writes zeros): another value would be ignored.
+  for (std::size_t k = 0; k < outputs && !bias; ++k)
+    if (intercept[k] != 0.0)
+      m.bad(fmt::format("intercept[{}]", k), show(intercept[k]), "0 when \"bias\" is false (the model has no intercept)");
   f.model = LinearModel::zeros(loss, d, bias);
   const std::size_t p = f.model.features();
   for (std::size_t k = 0; k < outputs; ++k) {
     const std::vector<double> row = m.numbers(w[k], fmt::format("weights[{}]", k), d);
     std::copy(row.begin(), row.end(), f.model.theta.begin() + static_cast<std::ptrdiff_t>(k * p));
     if (bias) f.model.theta[k * p + d] = intercept[k];
+    // Every score w.x + b of a record with ||x|| <= R is finite (|w.x| <= ||w||_1 R), and so
+    // is the squared loss's (score - y)^2: never "loss -nan".
+    long double bound = std::abs(static_cast<long double>(intercept[k]));
+    for (const double v : row) bound += std::abs(static_cast<long double>(v)) * f.record_norm;
+    if (loss.kind == LossKind::squared) bound = (bound + loss.label_bound) * (bound + loss.label_bound);
+    if (!(bound <= std::numeric_limits<double>::max()))
+      m.bad(fmt::format("weights[{}]", k), fmt::format("values whose scores reach {}", static_cast<double>(bound)),
+            fmt::format("such that every score{} of a record of norm <= record_norm = {} is a finite double",
+                        loss.kind == LossKind::squared ? " (and the squared loss)" : "", show(f.record_norm)));
   }
   if (m.has("feature_scale")) f.feature_scale = m.numbers(j["feature_scale"], "feature_scale", d);
   if (m.has("feature_center")) f.feature_center = m.numbers(j["feature_center"], "feature_center", d);
+  // The preparation (x - center) * scale stays finite at x = 0.
+  for (std::size_t k = 0; k < f.feature_center.size() && !f.feature_scale.empty(); ++k)
+    if (!std::isfinite(f.feature_center[k] * f.feature_scale[k]))
+      m.bad(fmt::format("feature_center[{}]", k), show(f.feature_center[k]),
+            fmt::format("such that (x - center) * feature_scale[{}] = {} is finite at x = 0", k, show(f.feature_scale[k])));
 
   // The label mapping: the kind the loss reads, raw labels distinct, mapped values the kind's.
   const json& l = m.at("labels");
@@ -204,7 +225,15 @@ ModelFile model_from_json(const nlohmann::json& doc, const std::string& name) {
   if (!raw.is_array()) labels.bad("raw", Schema::shown(raw), "an array of label texts");
   for (std::size_t k = 0; k < raw.size(); ++k) {
     if (!raw[k].is_string()) labels.bad(fmt::format("raw[{}]", k), Schema::shown(raw[k]), "a string (a label as written in the data)");
-    f.labels.raw.push_back(raw[k].get<std::string>());
+    const std::string& text = raw[k].get_ref<const std::string&>();
+    // As a data file can write it: not empty, no control character (a NUL, a newline).
+    const bool controls = std::any_of(text.begin(), text.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f;
+    });
+    if (text.empty() || controls)
+      labels.bad(fmt::format("raw[{}]", k), Schema::shown(raw[k]),
+                 "a label as a data file writes it: non-empty, without control characters");
+    f.labels.raw.push_back(text);
   }
   f.labels.mapped = labels.numbers(labels.at("mapped"), "mapped", f.labels.raw.size());
   for (std::size_t a = 0; a < f.labels.raw.size(); ++a)
@@ -283,29 +312,116 @@ void apply_label_mapping(data::Dataset& data, std::string_view kind, const data:
   data.labels = mapping;
 }
 
+namespace {
+
+// The most bytes a model file written by hsdp train can have for its model: 64 bytes a number
+// (weights, intercept, feature constants), 64 KiB a label text, plus 4 MiB for the rest of the
+// document (report, configuration). A larger file is refused: it holds something else.
+std::uint64_t bytes_for(std::uint64_t features, std::uint64_t outputs, std::uint64_t labels) {
+  const std::uint64_t numbers = outputs * (features + 2) + 2 * features;
+  return (std::uint64_t{4} << 20) + 64 * numbers + (std::uint64_t{64} << 10) * labels;
+}
+
+// The top-level keys of a train document (to_json(TrainOutcome)); "format", "version" and
+// "model" are what predict reads, the others are kept as they are (Model.save writes them back).
+constexpr std::array<std::string_view, 11> kDocumentKeys{
+    "format", "version", "model", "configuration", "train_accuracy", "test_accuracy", "train_loss", "test_loss",
+    "randomness", "report", "account_command"};
+// Values outside "model" a document may hold (its report and configuration have ~10^3).
+constexpr std::uint64_t kOtherValues = std::uint64_t{1} << 20;
+
+// The parse of a model file, checked as the text is read, before anything large is held: every
+// key known (top level and "model"), at most kOtherValues values besides the model, and the
+// file no larger than its model needs (bytes_for, once its features and outputs are read).
+class Keeper {
+ public:
+  Keeper(std::string path, std::optional<std::uint64_t> size) : path_(std::move(path)), size_(size) {}
+
+  bool operator()(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::key && depth == 1) {
+      top_ = parsed.get<std::string>();
+      if (std::find(kDocumentKeys.begin(), kDocumentKeys.end(), top_) == kDocumentKeys.end())
+        fail(fmt::format("{}: {}", path_, top_), "(present)",
+             "absent (not a key of a model file written by hsdp train, version 1)");
+      return true;
+    }
+    if (top_ != "model") {
+      if (depth >= 1 && (event == E::value || event == E::object_end || event == E::array_end) && ++others_ > kOtherValues)
+        fail(fmt::format("{}: {}", path_, top_), fmt::format("more than {} values", kOtherValues),
+             "the report and configuration hsdp train writes (a few thousand values)");
+      return true;
+    }
+    if (event == E::key && depth == 2) {
+      key_ = parsed.get<std::string>();
+      if (std::find(kModelKeys.begin(), kModelKeys.end(), key_) == kModelKeys.end())
+        fail(fmt::format("{}: model.{}", path_, key_), "(present)", "absent (not a field of a version 1 model)");
+    }
+    if (event == E::value && depth == 2) {
+      if ((key_ == "features" || key_ == "outputs" || key_ == "classes") && parsed.is_number_unsigned())
+        counts_[key_] = parsed.get<std::uint64_t>();
+      check_size();
+    }
+    return true;
+  }
+
+ private:
+  void check_size() {
+    if (!size_ || !counts_.count("features")) return;
+    const std::uint64_t d = std::min<std::uint64_t>(counts_["features"], limits::features);
+    std::uint64_t outputs = 1;
+    if (counts_.count("outputs")) outputs = std::min<std::uint64_t>(counts_["outputs"], limits::classes);
+    else if (counts_.count("classes")) outputs = std::min<std::uint64_t>(counts_["classes"], limits::classes);
+    else return;  // not yet known
+    const std::uint64_t allowed = bytes_for(d, outputs, std::max<std::uint64_t>(outputs, 2));
+    if (*size_ > allowed)
+      fail(opt("model_file"), path_,
+           fmt::format("a model file of at most {} bytes for its model of {} features and {} output{} (it has {}: "
+                       "docs/data.md \"Limits\")",
+                       allowed, d, outputs, outputs == 1 ? "" : "s", *size_));
+  }
+
+  std::string path_;
+  std::optional<std::uint64_t> size_;
+  std::string top_, key_;
+  std::uint64_t others_ = 0;
+  std::map<std::string, std::uint64_t> counts_;
+};
+
+}  // namespace
+
 nlohmann::json read_json_file(const std::string& path) {
-  // Checked before it is read: a directory, and a file beyond the size limit (a JSON parser
-  // holds ~10x the text in memory).
+  // Checked before it is read: a directory, and a file beyond the size limit.
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     fail(opt("model_file"), path, fmt::format("a readable file ({})", std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) fail(opt("model_file"), path, "a readable file (it is a directory)");
-  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > limits::model_file_bytes)
+  const bool regular = S_ISREG(st.st_mode);
+  if (regular && static_cast<std::uint64_t>(st.st_size) > limits::model_file_bytes)
     fail(opt("model_file"), path,
          fmt::format("a model file of at most {} bytes (it has {}; docs/data.md \"Limits\")", limits::model_file_bytes,
                      static_cast<std::uint64_t>(st.st_size)));
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(opt("model_file"), path, "a readable file");
+  // A regular file is streamed into the parser; a pipe (no size) is read whole, capped.
   std::string text;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {  // a pipe has no size: capped as read
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > limits::model_file_bytes)
-      fail(opt("model_file"), path,
-           fmt::format("a model file of at most {} bytes (docs/data.md \"Limits\")", limits::model_file_bytes));
+  if (!regular) {
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      text.append(buffer, static_cast<std::size_t>(in.gcount()));
+      if (text.size() > limits::model_file_bytes)
+        fail(opt("model_file"), path,
+             fmt::format("a model file of at most {} bytes (docs/data.md \"Limits\")", limits::model_file_bytes));
+    }
   }
+  Keeper keep(path, regular ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(st.st_size))
+                            : std::optional<std::uint64_t>(text.size()));
+  auto callback = [&keep](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    return keep(depth, event, parsed);
+  };
   try {
-    return nlohmann::json::parse(text);  // a UTF-8 byte-order mark is skipped by the parser
+    // A UTF-8 byte-order mark is skipped by the parser.
+    return regular ? nlohmann::json::parse(in, callback) : nlohmann::json::parse(text, callback);
   } catch (const nlohmann::json::exception& e) {
     fail(opt("model_file"), path, fmt::format("valid JSON ({})", e.what()));
   }

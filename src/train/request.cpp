@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <utility>
 
 #include "hsdp/data/users.hpp"
@@ -13,10 +14,168 @@
 
 namespace hsdp::train {
 
+namespace {
+
+std::string joined(const std::vector<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ",") + v;
+  return out;
+}
+
+// ---- when the resolved request does not read a field of its own or of its data
+using Rule = ReadRule<ResolvedRequest>;
+using Why = std::optional<std::string>;
+
+Why in_memory(const ResolvedRequest& r) {
+  if (!r.data.records) return std::nullopt;
+  return std::string("the records are given in memory (X, y), not read from a file");
+}
+Why unless_idx_labels(const ResolvedRequest& r) {
+  if (auto why = in_memory(r)) return why;
+  if (r.data.format_name() == "idx") return std::nullopt;
+  return fmt::format("only {} reads a labels file ({} labels are in the file)", error_field("format", "idx"),
+                     error_field("format", r.data.format_name()));
+}
+Why unless_csv(const ResolvedRequest& r) {
+  if (auto why = in_memory(r)) return why;
+  if (r.data.format_name() == "csv") return std::nullopt;
+  return fmt::format("only {} has columns", error_field("format", "csv"));
+}
+Why unless_test_idx(const ResolvedRequest& r) {
+  if (!r.data.test_data) return fmt::format("it is the IDX labels file of {}, which is not given", error_field("test_data"));
+  if (r.data.format_name() == "idx") return std::nullopt;
+  return fmt::format("only {} reads a labels file", error_field("format", "idx"));
+}
+Why unless_split(const ResolvedRequest& r) {
+  if (r.data.test_data)
+    return fmt::format("{} holds the test records (nothing is split)", error_field("test_data", *r.data.test_data));
+  return std::nullopt;
+}
+Why unless_split_seeded(const ResolvedRequest& r) {
+  if (auto why = unless_split(r)) return why;
+  if (r.data.records && !r.data.test_fraction)
+    return fmt::format("records in memory are not split unless {} is given", error_field("test_fraction"));
+  return std::nullopt;
+}
+Why unless_binary_labels(const ResolvedRequest& r) {
+  const LossKind k = r.config.loss.kind;
+  if (k == LossKind::logistic || k == LossKind::huber) return std::nullopt;
+  return fmt::format("{} {}", error_field("model", to_string(k)),
+                     k == LossKind::softmax ? "maps every class to an id (no label becomes +1)"
+                                            : "reads real labels (no label becomes +1)");
+}
+Why unless_federated(const ResolvedRequest& r) {
+  if (r.config.algorithm == Algorithm::federated) return std::nullopt;
+  return fmt::format("user ids are read by {} only (user-level training is federated Alg. 1's)",
+                     error_field("algorithm", "federated"));
+}
+Why unless_noise(const ResolvedRequest& r) {
+  if (!r.config.no_noise) return std::nullopt;
+  return fmt::format("{} trains without noise: there is no privacy report to give a delta", error_field("no_noise"));
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> table = {
+      {"data"},
+      {"format", in_memory},
+      {"labels", unless_idx_labels},
+      {"label_column", unless_csv},
+      {"positive", unless_binary_labels},
+      {"classes"},
+      {"users", unless_federated},
+      {"test_data"},
+      {"test_labels", unless_test_idx},
+      {"test_fraction", unless_split},
+      {"split_seed", unless_split_seeded},
+      {"feature_scale"},
+      {"feature_ranges"},
+      {"feature_storage"},
+      {"epsilon"},
+      {"delta", unless_noise},
+      {"no_noise"},
+      {"seed"},
+  };
+  return table;
+}
+
+// What scoring with a trained model reads of a data statement (records_for): the file and how
+// to read it; the labels' mapping, the public feature constants and the record norm are the
+// model's, and nothing is split.
+Why unless_labelled(const ResolvedRequest& r) {
+  if (!r.data.no_labels) return std::nullopt;
+  return fmt::format("{} states that the records have no labels", error_field("no_labels"));
+}
+Why unless_labelled_csv(const ResolvedRequest& r) {
+  if (auto why = unless_csv(r)) return why;
+  return unless_labelled(r);
+}
+Why the_models_mapping(const ResolvedRequest&) {
+  return std::string("the model's own label mapping decides which label is +1");
+}
+Why the_models_features(const ResolvedRequest&) {
+  return std::string("the model's own feature constants prepare the records");
+}
+Why not_split(const ResolvedRequest&) { return std::string("scoring reads every record (nothing is split)"); }
+Why not_users(const ResolvedRequest&) { return std::string("scoring reads records, not users"); }
+
+const std::vector<Rule>& scoring_rules() {
+  static const std::vector<Rule> table = {
+      {"format", in_memory},          {"labels", unless_idx_labels},      {"label_column", unless_labelled_csv},
+      {"positive", the_models_mapping}, {"classes", unless_labelled},     {"users", not_users},
+      {"test_data", not_split},       {"test_labels", not_split},         {"test_fraction", not_split},
+      {"split_seed", not_split},      {"feature_scale", the_models_features}, {"feature_ranges", the_models_features},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::span<const ReadRule<ResolvedRequest>> request_rules() { return rules(); }
+
+FieldValues DataSpec::to_map() const {
+  FieldValues out;
+  if (!records) out.emplace_back("data", data);
+  if (format) out.emplace_back("format", *format);
+  if (labels) out.emplace_back("labels", *labels);
+  if (label_column) out.emplace_back("label_column", std::to_string(*label_column));
+  if (positive) out.emplace_back("positive", *positive);
+  if (!classes.empty()) out.emplace_back("classes", joined(classes));
+  if (users) out.emplace_back("users", *users);
+  if (user_ids) out.emplace_back("users", fmt::format("{} ids", user_ids->size()));
+  if (test_data) out.emplace_back("test_data", *test_data);
+  if (test_labels) out.emplace_back("test_labels", *test_labels);
+  if (test_fraction) out.emplace_back("test_fraction", show(*test_fraction));
+  if (split_seed) out.emplace_back("split_seed", std::to_string(*split_seed));
+  if (!feature_scale.empty()) {
+    std::vector<std::string> v;
+    for (const double x : feature_scale) v.push_back(show(x));
+    out.emplace_back("feature_scale", joined(v));
+  }
+  if (feature_ranges) out.emplace_back("feature_ranges", *feature_ranges);
+  if (no_labels) out.emplace_back("no_labels", "");
+  return out;
+}
+
+FieldValues TrainRequest::to_map() const {
+  FieldValues out = data.to_map();
+  if (epsilon) out.emplace_back("epsilon", show(*epsilon));
+  if (delta) out.emplace_back("delta", show(*delta));
+  if (no_noise) out.emplace_back("no_noise", "");
+  if (seed) out.emplace_back("seed", std::to_string(*seed));
+  return out;
+}
+
 TrainConfig TrainRequest::resolve() const {
   TrainConfig c = run.resolve();
   c.no_noise = no_noise;
   c.target_epsilon = epsilon;
+  // The rule (field_use.hpp), now that the noise target is known: the run's fields, then the
+  // request's and the data's.
+  run.require_read(c);
+  require_read<ResolvedRequest>(to_map(), rules(), ResolvedRequest{c, data});
+  // Empty texts name their field (a path, a label), never read as unstated or as "".
+  for (const auto& [field, value] : data.to_map())
+    if (value.empty() && field != "no_labels") refuse_empty(field, "a value");
   if (delta) c.delta = require_open(opt("delta"), *delta, 0.0, 1.0);
   if (epsilon) require_positive(opt("epsilon"), *epsilon);  // before the data, like every field
   if (!run.sigma && !run.noise_std && !epsilon && !no_noise)
@@ -60,7 +219,7 @@ std::optional<data::FeatureStorage> storage_of(const DataSpec& ds, bool centred)
 data::DataSource source_of(const DataSpec& ds, const std::string& path, const std::optional<std::string>& labels,
                            std::string_view field, std::optional<data::FeatureStorage> storage,
                            std::size_t dimension = 0) {
-  return data::DataSource{.path = path, .format = ds.format, .labels_path = labels, .labels_field = std::string(field),
+  return data::DataSource{.path = path, .format = ds.format_name(), .labels_path = labels, .labels_field = std::string(field),
                           .label_column = ds.label_column, .dimension = dimension, .storage = storage,
                           .path_field = field == "test_labels" ? "test_data" : "data"};
 }
@@ -113,7 +272,7 @@ PreparedData prepare_data(DataSpec ds, TrainConfig& c, const Layout& layout) {
       if (!ds.classes.empty()) test_set = data::select_classes(test_set, ds.classes);
       apply_label_mapping(test_set, data::to_string(pd.label_kind), train_set.labels);
     } else if (split) {
-      std::tie(train_set, test_set) = data::train_test_split(all, fraction, ds.split_seed);
+      std::tie(train_set, test_set) = data::train_test_split(all, fraction, ds.split_seed.value_or(1));
     } else {
       test_set = data::Dataset::empty_like(all);
       train_set = std::move(all);
@@ -136,7 +295,7 @@ PreparedData prepare_data(DataSpec ds, TrainConfig& c, const Layout& layout) {
       if (!ds.classes.empty()) pd.test = data::select_classes(pd.test, ds.classes, comm);
       apply_label_mapping(pd.test.data, data::to_string(pd.label_kind), pd.train.data.labels, pd.test.first());
     } else {
-      std::tie(pd.train, pd.test) = data::train_test_split(std::move(all), fraction, ds.split_seed);
+      std::tie(pd.train, pd.test) = data::train_test_split(std::move(all), fraction, ds.split_seed.value_or(1));
     }
   }
   if (ds.test_data) {
@@ -147,13 +306,29 @@ PreparedData prepare_data(DataSpec ds, TrainConfig& c, const Layout& layout) {
     pd.split = fmt::format("{} train records, {} test records ({})", pd.train.n(), pd.test.n(), *ds.test_data);
   } else if (split) {
     pd.split = fmt::format("{} train / {} test records (split fraction {}, split seed {})", pd.train.n(),
-                           pd.test.n(), show(fraction), ds.split_seed);
+                           pd.test.n(), show(fraction), ds.split_seed.value_or(1));
   } else {
     pd.split = fmt::format("{} train records (no test records)", pd.train.n());
   }
   pd.preparation = parts ? prepare_records(pd.train, c, features, layout.collectives)
                          : prepare_records(pd.train.data, c, features);
   prepare_like(pd.test.data, pd.preparation);
+  return pd;
+}
+
+PreparedData prepare_all_records(DataSpec ds, TrainConfig& c) {
+  if (ds.no_labels) fail(opt("no_labels"), "true", "false for training (a model is trained on labelled records)");
+  if (const auto R = planned_record_norm(c)) c.record_norm = *R;
+  // ---- checked before any data are read
+  const PublicFeatures features = public_features(ds);
+  const auto storage = storage_of(ds, !features.ranges.empty());
+  PreparedData pd;
+  data::Dataset all = whole_records(ds, storage);
+  pd.label_kind = map_labels_for(all, c, ds.positive);
+  pd.test = whole(data::Dataset::empty_like(all));
+  pd.train = whole(std::move(all));
+  pd.split = fmt::format("{} train records (every record trains; none held out)", pd.train.n());
+  pd.preparation = prepare_records(pd.train.data, c, features);
   return pd;
 }
 
@@ -193,6 +368,7 @@ TrainOutcome train_request(TrainRequest request, const Layout& layout, Watch wat
   std::optional<data::Dataset> records = std::move(request.data.records);
   request.data.records.reset();
   out.data = request.data;
+  if (records) out.data.format = "array";  // the document's configuration.format
   request.data.records = std::move(records);
   out.prepared = prepare_data(std::move(request.data), c, layout);
   PreparedData& pd = out.prepared;
@@ -232,7 +408,7 @@ nlohmann::json to_json(const TrainOutcome& o, const std::string& account_command
   doc["model"] = to_json(o.model_file());
   nlohmann::json cfg;
   cfg["data"] = o.data.data;
-  cfg["format"] = o.data.format;
+  cfg["format"] = o.data.format_name();
   cfg["feature_storage"] = data::to_string(train_set.storage);
   cfg["algorithm"] = to_string(used.algorithm);
   cfg["convention"] = to_string(r.convention);
@@ -328,7 +504,7 @@ namespace {
 // The records of a file to score, read with labels unless ds.no_labels; a file that seems to
 // have no labels (or, with no_labels, one label column too many) is an error saying so.
 data::Dataset read_to_score(const DataSpec& ds, std::optional<data::FeatureStorage> storage, std::size_t d) {
-  if (ds.format == "idx" && !ds.labels && !ds.no_labels)
+  if (ds.format_name() == "idx" && !ds.labels && !ds.no_labels)
     fail(opt("labels"), "(missing)",
          fmt::format("the IDX labels file for {}, or {} to score images without labels", error_field("format", "idx"),
                      error_field("no_labels")));
@@ -340,20 +516,20 @@ data::Dataset read_to_score(const DataSpec& ds, std::optional<data::FeatureStora
   } catch (const InvalidArgument& e) {
     // A LIBSVM line read with labels that starts with index:value: the file has none
     // (the reader's message, libsvm.cpp, completed with the field that reads such a file).
-    if (ds.no_labels || ds.format != "libsvm" ||
+    if (ds.no_labels || ds.format_name() != "libsvm" ||
         std::string_view(e.what()).find("expected a label before the features") == std::string_view::npos)
       throw;
     throw InvalidArgument(fmt::format("{} (the file seems to have no labels: {} scores such a file)", e.what(),
                                       error_field("no_labels")));
   }
   if (records.d == d) return records;
-  if (ds.format == "csv" && !ds.no_labels && records.d + 1 == d)
+  if (ds.format_name() == "csv" && !ds.no_labels && records.d + 1 == d)
     fail(opt("data"), ds.data,
          fmt::format("a file with the model's d = {} features per record besides the label (it has {} columns, as "
                      "many as the model has features: it seems to have no label column; {} scores a file without "
                      "labels)",
                      d, d, error_field("no_labels")));
-  if (ds.format == "csv" && ds.no_labels && records.d == d + 1)
+  if (ds.format_name() == "csv" && ds.no_labels && records.d == d + 1)
     fail(opt("data"), ds.data,
          fmt::format("a file of the model's d = {} features per record (it has {} columns, one more than the model "
                      "has features: it seems to have a label column; without {} the last column, or {}, is read "
@@ -363,7 +539,7 @@ data::Dataset read_to_score(const DataSpec& ds, std::optional<data::FeatureStora
     fail(opt("data"), ds.data, fmt::format("a file of the model's d = {} features per record (it has {})", d, records.d));
   fail(opt("data"), ds.data,
        fmt::format("a file with the model's d = {} features per record besides the label{} (it has {})", d,
-                   ds.format == "csv" ? fmt::format(" (in CSV the last column, or {}, is the label)",
+                   ds.format_name() == "csv" ? fmt::format(" (in CSV the last column, or {}, is the label)",
                                                     error_field("label_column"))
                                       : std::string(),
                    records.d));
@@ -372,11 +548,16 @@ data::Dataset read_to_score(const DataSpec& ds, std::optional<data::FeatureStora
 }  // namespace
 
 data::Dataset records_for(const ModelFile& model, DataSpec ds) {
+  {
+    // The rule (field_use.hpp) over what scoring reads of the statement.
+    const TrainConfig unused;
+    const FieldValues stated = ds.to_map();
+    require_read<ResolvedRequest>(stated, scoring_rules(), ResolvedRequest{unused, ds});
+    for (const auto& [field, value] : stated)
+      if (value.empty() && field != "no_labels") refuse_empty(field, "a value");
+  }
   const auto storage = storage_of(ds, !model.feature_center.empty());
   const std::size_t d = model.model.d;
-  if (ds.no_labels && !ds.classes.empty())
-    fail(opt("classes"), ds.classes.front(),
-         fmt::format("absent with {} (records without labels have no class to select)", error_field("no_labels")));
   data::Dataset records;
   if (ds.records) {
     records = storage ? data::stored_as(std::move(*ds.records), *storage) : std::move(*ds.records);
@@ -393,6 +574,19 @@ data::Dataset records_for(const ModelFile& model, DataSpec ds) {
   p.feature_scale = model.feature_scale;
   p.record_norm = model.record_norm;
   prepare_like(records, p);
+  // The model's constants must leave every record finite (an overflow scored as "loss -nan").
+  std::vector<double> x(records.d);
+  for (std::size_t i = 0; i < records.n; ++i) {
+    records.effective_row(i, x.data());
+    for (std::size_t j = 0; j < records.d; ++j)
+      if (!std::isfinite(x[j]))
+        fail(fmt::format("feature {} of the record at {}", j + 1, records.origin.empty() ? fmt::format("record {}", i + 1)
+                                                                                          : records.label_place(i)),
+             show(x[j]),
+             fmt::format("finite once prepared by the model's feature_center, feature_scale and record_norm "
+                         "(feature_scale[{}] = {} overflows on it)",
+                         j, model.feature_scale.empty() ? std::string("1") : show(model.feature_scale[j % model.feature_scale.size()])));
+  }
   return records;
 }
 

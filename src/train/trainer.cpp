@@ -12,6 +12,7 @@
 
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/field_use.hpp"
 #include "hsdp/limits.hpp"
 #include "hsdp/random/csprng.hpp"
 #include "hsdp/random/samplers.hpp"
@@ -53,6 +54,11 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
                                  ? std::min(c.batch_size, std::max<std::int64_t>(1, n / 4))
                                  : c.batch_size;
   auto batch_in_range = [&] { return require_range(opt("batch_size"), batch, 1, n); };
+  // A stated batch size that the algorithm's batches do not read (field_use.hpp), named with n.
+  auto batch_fixed_at = [&](std::int64_t b, std::string_view why) {
+    if (c.from_statement && !c.unstated.batch_size && c.batch_size != b)
+      refuse_unread("batch_size", std::to_string(c.batch_size), fmt::format("{} (n = {})", why, n));
+  };
   auto explicit_steps = [&](std::int64_t hi, std::string_view range) {
     if (c.steps && (*c.steps < 1 || *c.steps > hi))
       fail(opt("steps"), static_cast<double>(*c.steps), fmt::format("1..{} ({})", hi, range));
@@ -60,6 +66,7 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
   switch (c.algorithm) {
     case Algorithm::noisy_sgd: {
       p.sampling = c.sampling;
+      if (c.sampling == Sampling::full) batch_fixed_at(n, "full batches read every record");
       p.batch = c.sampling == Sampling::full ? n : batch_in_range();
       if (!c.drop_last && c.sampling != Sampling::shuffle)
         fail(opt("drop_last"), "false",
@@ -82,6 +89,7 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
     }
     case Algorithm::noisy_gd:
       p.sampling = Sampling::full;
+      batch_fixed_at(n, "noisy-gd reads every record at every step");
       p.batch = n;
       if (!c.steps) require_positive(opt("epochs"), c.epochs);
       p.steps = c.steps ? *c.steps
@@ -105,6 +113,7 @@ Plan make_plan(const TrainConfig& c, std::int64_t n, std::size_t parameters) {
       break;
     case Algorithm::online:
       p.sampling = Sampling::cyclic;
+      batch_fixed_at(1, "online reads one record per step");
       p.batch = 1;
       p.steps = c.steps.value_or(n);
       explicit_steps(n, "one pass over the stream: at most n");

@@ -189,7 +189,7 @@ TEST(TrainCli, PredictWithoutLabels) {
   EXPECT_NE(r.err.find("--output"), std::string::npos) << r.err;
   r = run_cli("predict --model-file " + model + " --data " + features + " --no-labels --classes 1 --output " + without);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--classes = 1: must be absent with --no-labels"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--classes = 1: must be absent: --no-labels"), std::string::npos) << r.err;
   for (const auto& f : {model, features, with, without}) std::filesystem::remove(f);
 }
 

@@ -45,10 +45,23 @@ std::string_view to_string(Pair);
 /// Parses "sec4" or "opposite"; throws InvalidArgument naming `parameter`.
 Pair parse_pair(std::string_view text, const Param& parameter = opt("pair"));
 
+/// The fine grid's points when none is stated.
+inline constexpr std::int64_t kDefaultGrid = 4001;
+
+/// The work an audit on a grid may do: steps x (grid x log2 grid) for the FFT convolutions
+/// (steps x grid^2 / 12 for the dense sums of a run with --strong-convexity), twice that for
+/// shuffled batches (two laws per step): at most 2^29 (about a minute and a half on one core),
+/// and a fine grid of at most 2^22 points (~1 GiB of laws). Checked before anything is
+/// allocated, with an error naming --grid (or --steps) and the estimate.
+inline constexpr double kMaxGridWork = 536870912.0;
+inline constexpr std::int64_t kMaxGridPoints = std::int64_t{1} << 22;
+
 struct ExactOptions {
   /// Points of the fine grid over [-D/2, D/2] (rounded up to odd so the coarse grid of
-  /// (grid + 1) / 2 points is a subset); >= 65.
-  std::int64_t grid = 4001;
+  /// (grid + 1) / 2 points is a subset), in [65, 2^22]; unstated: kDefaultGrid. The closed
+  /// form (unprojected last iterate) has no grid: a stated grid is then refused
+  /// (field_use.hpp).
+  std::optional<std::int64_t> grid;
   Pair pair = Pair::opposite;
 };
 
@@ -190,6 +203,10 @@ std::string to_table(const Tightness& t);
 Run with_steps(const Run& run, std::int64_t steps);
 /// About `points` step counts from 1 to max_steps, log-spaced, distinct, ending at max_steps.
 std::vector<std::int64_t> sweep_steps(std::int64_t max_steps, int points);
+/// The sweep a user states (`hsdp audit exact --plot/--csv --points K`): sweep_steps(max_steps,
+/// points, default 12) when a sweep is written (`written`), else none; `points` in [1, 1000],
+/// and refused when no sweep is written (it is read by the sweep only: field_use.hpp).
+std::vector<std::int64_t> stated_sweep(std::int64_t max_steps, std::optional<std::int64_t> points, bool written);
 /// tightness() at each step count (each an independent audit of the run with that many steps).
 std::vector<Tightness> sweep(const Run& run, const Query& query, const ExactOptions& options,
                              std::span<const std::int64_t> steps);

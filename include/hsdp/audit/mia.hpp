@@ -36,6 +36,7 @@
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/dataset.hpp"
 #include "hsdp/train/prepare.hpp"
+#include "hsdp/train/request.hpp"
 #include "hsdp/train/train_spec.hpp"
 #include "hsdp/train/trainer.hpp"
 
@@ -138,48 +139,53 @@ struct MiaResult {
 /// or what the trainer rejects.
 MiaResult mia(const data::Dataset& data, train::TrainConfig config, const MiaOptions& options);
 
-/// A membership-inference audit, validated: the trainer's configuration, the audit's
-/// options and how the records are prepared.
+/// A membership-inference audit, validated: the trainer's configuration and the audit's
+/// options.
 struct MiaSetup {
   train::TrainConfig config;
   MiaOptions options;
-  std::optional<std::string> positive;  ///< binary losses: the raw label that becomes +1
-  std::vector<double> feature_scale;    ///< public per-feature constants applied first
 };
 
 /// A membership-inference audit as a user states it (the request of `hsdp audit mia` and
 /// hsdp.audit_mia): the training run (the TrainSpec fields, with the trainer's defaults),
-/// its noise (sigma, noise_std or a target epsilon), how the records are prepared and the
-/// audit's options. Each field is named as its keyword (the command's flag with '-' for
-/// '_'), so a front end reports a bad value in its own spelling (`--trials`, `trials`).
+/// its noise (sigma, noise_std or a target epsilon), its records (the data statement of the
+/// training request: a file or records in memory, format, labels, label column, positive,
+/// classes, public feature constants; every record trains, none is held out) and the audit's
+/// options. Each field is named as its keyword (the command's flag with '-' for '_'), so a
+/// front end reports a bad value in its own spelling (`--trials`, `trials`).
 struct MiaRequest : train::TrainSpec {
+  train::DataSpec data;           ///< the records, read and prepared as hsdp train prepares them
   std::optional<double> epsilon;  ///< a target: sigma calibrated once (at delta), every trial uses it
   double delta = 1e-5;            ///< of the empirical bound and of the certified report
   double confidence = 0.95;
   std::int64_t trials = 200;      ///< models per dataset N (2N trainings), in [4, 2^24]
-  int threads = 0;                ///< trainings in parallel, in [0, 4096] (0: all cores)
+  std::int64_t threads = 0;       ///< trainings in parallel, in [0, 4096] (0: all cores, at most 4096)
   std::optional<std::uint64_t> seed;          ///< master seed (default: OS entropy, recorded)
   std::optional<std::int64_t> canary_index;   ///< 1-based position the canary replaces
-  std::optional<std::string> positive;        ///< binary losses: the raw label that becomes +1
-  std::vector<double> feature_scale;          ///< public per-feature constants applied first
+  /// Called with (trainings done, 2N) (MiaOptions::progress); not a field of the request.
+  std::function<void(std::int64_t, std::int64_t)> progress;
 
   /// Checks, in this order, and throws InvalidArgument naming the first bad field: the
   /// training run (TrainSpec::resolve), the noise (one of sigma, noise_std or a target
   /// epsilon), delta in (0, 1), trials in [4, 2^24], confidence in (0, 1), threads in
-  /// [0, 4096]. The data are not needed (a front end checks its request before reading them).
+  /// [0, 4096], and the rule of field_use.hpp (the data fields an audit does not read: a test
+  /// file or fraction, a split seed, users, feature storage). The data are not read.
   MiaSetup resolve() const;
 };
 
-/// What run_mia did: the audit and how the records were prepared.
+/// What the audit did: the result, how the records were prepared, and what they were.
 struct MiaAudit {
   MiaResult result;
   train::Preparation preparation;
+  std::size_t records = 0, features = 0;
+  std::string labels;  ///< how the labels were mapped
 };
 
-/// The audit of a request: prepares `data` in place as the trainer prepares its records
-/// (train::prepare: labels mapped for the loss, public feature constants, rows scaled to
-/// the record norm, the squared loss's label bound) and runs mia() on them.
-MiaAudit run_mia(data::Dataset& data, const MiaSetup& setup);
+/// The request: resolve(), then its data read and prepared through the training request's
+/// data path (train::prepare_all_records: read, classes, labels, public feature constants,
+/// rows scaled to the record norm; float64 features: the canary is not a stored value), then
+/// mia() on them.
+MiaAudit mia_request(const MiaRequest& request);
 
 /// The trial seeds: the first 64-bit word of ChaCha20 stream `stream` keyed by
 /// random::seed_key(master) (the one randomness module, random/csprng.hpp).

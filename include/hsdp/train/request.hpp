@@ -16,6 +16,7 @@
 #include "hsdp/data/dataset.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/data/shard.hpp"
+#include "hsdp/field_use.hpp"
 #include "hsdp/train/model_io.hpp"
 #include "hsdp/train/prepare.hpp"
 #include "hsdp/train/train_spec.hpp"
@@ -30,7 +31,7 @@ namespace hsdp::train {
 struct DataSpec {
   /// The training file (plain or gzipped); with `records`, the name the outputs give them.
   std::string data;
-  std::string format = "csv";                ///< csv | libsvm | idx
+  std::optional<std::string> format;         ///< csv (default) | libsvm | idx
   std::optional<std::string> labels;         ///< the IDX labels file of `data`
   std::optional<std::size_t> label_column;   ///< CSV: 0-based label column (default: the last)
   std::optional<std::string> positive;       ///< binary losses: the raw label that becomes +1
@@ -43,7 +44,7 @@ struct DataSpec {
   /// The fraction held out for testing when there is no test file, in (0, 1). Unset: 0.2
   /// for a file; records handed over in memory are not split (no test records).
   std::optional<double> test_fraction;
-  std::uint64_t split_seed = 1;
+  std::optional<std::uint64_t> split_seed;   ///< default 1
   /// Public per-feature constants: multipliers (feature_scale), or ranges [min, max] mapped
   /// onto [-1, 1], stated in a file (feature_ranges, data::read_feature_ranges) or in memory
   /// (feature_range_values). At most one of them.
@@ -58,6 +59,12 @@ struct DataSpec {
   /// column, LIBSVM: no leading label, IDX: images without a labels file; `records`: no raw
   /// labels). Training needs labels: prepare_data refuses it.
   bool no_labels = false;
+
+  /// "array" for records in memory, else the stated format or csv.
+  std::string format_name() const { return records ? "array" : format.value_or("csv"); }
+  /// The stated fields (library name -> value as text; lists joined by ','; a switch empty),
+  /// in the order of the command's data flags: what the rule of field_use.hpp applies to.
+  FieldValues to_map() const;
 };
 
 /// The request: the data, the training run, and the noise target.
@@ -72,9 +79,23 @@ struct TrainRequest {
   std::optional<std::uint64_t> seed;
 
   /// The trainer's configuration (TrainSpec::resolve, then the noise target, delta and the
-  /// seed), checked before any data are read. Throws InvalidArgument naming the field.
+  /// seed), checked before any data are read. Every stated field is read by it or refused,
+  /// naming it and why (field_use.hpp: the run's fields by TrainSpec's table, the request's
+  /// and the data's by request_rules()). Throws InvalidArgument naming the field.
   TrainConfig resolve() const;
+
+  /// The stated fields of the request besides the run's: the noise target, seed and the data's.
+  FieldValues to_map() const;
 };
+
+/// The resolved request the data rules read: the configuration and the data statement.
+struct ResolvedRequest {
+  const TrainConfig& config;
+  const DataSpec& data;
+};
+/// The read conditions of the request's own fields and of its data's (field_use.hpp), in the
+/// order of the command's flags: a new field of DataSpec or TrainRequest declares itself here.
+std::span<const ReadRule<ResolvedRequest>> request_rules();
 
 /// The processes of a job and how they cooperate (train/distributed.hpp builds it under
 /// mpirun; docs/distributed.md). size 1: one process, the hooks unused. size K > 1: the
@@ -105,6 +126,11 @@ struct PreparedData {
 /// behind the layout's collectives. Throws InvalidArgument naming the field; under a
 /// data-parallel layout, on the process that meets the error (the caller stops the job).
 PreparedData prepare_data(DataSpec data, TrainConfig& config, const Layout& layout = {});
+
+/// Every record of `data` trains, none is held out (the membership-inference audit's data: no
+/// split, no test file): read -> classes -> labels -> preparation, in one process, as
+/// prepare_data does it. Throws InvalidArgument naming the field.
+PreparedData prepare_all_records(DataSpec data, TrainConfig& config);
 
 /// What the request produced.
 struct TrainOutcome {

@@ -105,6 +105,10 @@ struct TrainConfig {
   struct Unstated {
     bool sampling = false, batch_size = false, length = false, eta = false, radius = false, record_norm = false;
   } unstated;
+  /// Built from a user's statement (TrainSpec::resolve): the rule of field_use.hpp applies to
+  /// what train() decides with n known (a stated batch size that the algorithm's batches do not
+  /// read is refused, naming it and n). A configuration built by hand states everything.
+  bool from_statement = false;
 
   /// Data-parallel training over `size` processes (train/distributed.hpp sets this under
   /// mpirun; docs/distributed.md). Process `rank` holds the training records
