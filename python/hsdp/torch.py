@@ -489,22 +489,7 @@ class PrivacyEngine:
         first = self.ledger[0]
         if first.noise_std == 0:
             raise LedgerError("no noise: every step was taken with noise_std = 0, so no privacy holds")
-        steps = len(self.ledger)
-        slack, grid_eps, grid_log_beta = hsdp.grid_charges(parameters=self.dimension, steps=steps)
-        eta = first.eta * (self.batch_size if self.reduction == "sum" else 1)
-        kw: Dict[str, Any] = dict(
-            n=self.n, steps=steps, batch_size=self.batch_size, sampling=self.sampling, eta=eta,
-            noise_std=first.noise_std, dimension=self.dimension, release=self.release, adjacency=self.adjacency,
-            order_known=self.generator.seeded, grid_slack=slack, grid_epsilon=grid_eps, grid_log_beta=grid_log_beta)
-        if self.sampling == "shuffle":
-            kw["drop_last"] = self.drop_last
-        if first.radius is not None:
-            kw["diameter"] = 2.0 * first.radius
-        if self.clipping_acts:
-            kw.update(clip=self.clip, convex=False)
-        else:
-            kw.update(lipschitz=self.lipschitz, smoothness=self.smoothness)
-        return hsdp.Run(**kw)
+        return _engine_run(self, len(self.ledger), first.eta, first.noise_std, first.radius)
 
     def certificate(self, delta: float = 1e-5, *, experiment: bool = False) -> Certificate:
         """The certificate of the model the ledger's steps produced: epsilon at delta under the
@@ -550,16 +535,24 @@ class PrivacyEngine:
 
 def _planned_run(engine: PrivacyEngine, steps: int) -> hsdp.Run:
     """The run the engine will have recorded after `steps` steps without a problem."""
+    return _engine_run(engine, steps, engine.eta, 1.0, engine.radius)
+
+
+def _engine_run(engine: PrivacyEngine, steps: int, eta: float, noise_std: float,
+                radius: Optional[float]) -> hsdp.Run:
+    """The hsdp.Run of `steps` steps of the engine's order and private step at step size `eta`
+    (a summed gradient is the mean at eta x b), noise std `noise_std` and projection `radius`:
+    the one description both the ledger's certificate and the calibration use."""
     slack, grid_eps, grid_log_beta = hsdp.grid_charges(parameters=engine.dimension, steps=steps)
     kw: Dict[str, Any] = dict(
         n=engine.n, steps=steps, batch_size=engine.batch_size, sampling=engine.sampling,
-        eta=engine.eta * (engine.batch_size if engine.reduction == "sum" else 1), noise_std=1.0,
+        eta=eta * (engine.batch_size if engine.reduction == "sum" else 1), noise_std=noise_std,
         dimension=engine.dimension, release=engine.release, adjacency=engine.adjacency,
         order_known=engine.generator.seeded, grid_slack=slack, grid_epsilon=grid_eps, grid_log_beta=grid_log_beta)
     if engine.sampling == "shuffle":
         kw["drop_last"] = engine.drop_last
-    if engine.radius is not None:
-        kw["diameter"] = 2.0 * engine.radius
+    if radius is not None:
+        kw["diameter"] = 2.0 * radius
     if engine.clipping_acts:
         kw.update(clip=engine.clip, convex=False)
     else:
