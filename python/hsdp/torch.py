@@ -483,7 +483,7 @@ class PrivacyEngine:
         self.clip = clip
         self.planned_steps = planned_steps
         self.bias = bias
-        self._params: List[torch.nn.Parameter] = [p for p in (model.weight, model.bias) if p is not None]
+        self._params: List[torch.Tensor] = [p for p in (model.weight, model.bias) if p is not None]
         self.dimension = sum(int(p.numel()) for p in self._params)
         # The loss class over records with |(x, 1)| <= R (hsdp's derive_constants).
         lipschitz: Optional[float] = None
@@ -590,7 +590,7 @@ class PrivacyEngine:
         return tuple(self._ledger)
 
     @property
-    def parameters(self) -> List[torch.nn.Parameter]:
+    def parameters(self) -> List[torch.Tensor]:
         """The model's parameters the engine trains (weight, then bias)."""
         return list(self._params)
 
@@ -718,6 +718,9 @@ class PrivacyEngine:
             problems.append("step %d: taken after the stop declared at step %d" % (k, self._stop[0]))
         xb, yb, ib = batch[0], batch[1], batch[2]
         idx = ib.detach().to("cpu").numpy().astype(np.int64).reshape(-1)
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.n):
+            raise ValueError("step(batch): indices must be record numbers in [0, n - 1 = %d]; got %d .. %d"
+                             % (self.n - 1, int(idx.min()), int(idx.max())))
         # Vouched: the batch the sampler served as this segment's j-th draw (drawing ahead, e.g.
         # list(loader), changes nothing; a skipped, reused or foreign batch is caught here).
         drawn = False
@@ -733,9 +736,10 @@ class PrivacyEngine:
         yb = yb.to(self._y.device, self._y.dtype)
         size = int(xb.shape[0])
         if drawn:
-            ii = ib.to(self._x.device)
-            if not (xb.shape == self._x[ii].shape and torch.equal(xb, self._x[ii])
-                    and yb.shape == self._y[ii].shape and torch.equal(yb, self._y[ii])):
+            ii = ib.to(self._x.device).reshape(-1)
+            own_x, own_y = self._x[ii], self._y[ii]
+            if not (xb.shape == own_x.shape and torch.equal(xb, own_x) and yb.shape == own_y.shape
+                    and torch.equal(yb, own_y)):
                 drawn = False
                 problems.append("step %d: the batch's records differ from the engine's records at its indices" % k)
         if xb.dim() != 2 or xb.shape[1] != self.model.in_features or yb.dim() != 1 or yb.shape[0] != size:
@@ -751,7 +755,7 @@ class PrivacyEngine:
         clipped = 0
         # The bound the Run states: C when clipping can act, else L (clipping at C >= L must not
         # let a gradient above L through: it is checked against L like an unclipped one).
-        bound = float(self.clip) if self.clipping_acts else float(self.lipschitz or 0.0)
+        bound = float(self.clip) if self.clipping_acts and self.clip is not None else float(self.lipschitz or 0.0)
         if self.loss == "squared" and size and float(yb.abs().max()) > self.label_bound:
             problems.append("step %d: a label of magnitude %.6g exceeds label_bound = %g" % (
                 k, float(yb.abs().max()), self.label_bound))
@@ -839,7 +843,8 @@ class PrivacyEngine:
             if self.loss == "squared":
                 return (s[:, 0] - yb)[:, None]
             p = torch.softmax(s, dim=1)
-            return p - torch.nn.functional.one_hot(yb, num_classes=s.shape[1]).to(p.dtype)
+            scores: torch.Tensor = p - torch.nn.functional.one_hot(yb, num_classes=s.shape[1]).to(p.dtype)
+            return scores
 
     # ----------------------------------------------------------------- early stop
     def stop_early(self, reason: str, *, reads_records: bool = True) -> None:
@@ -924,6 +929,11 @@ class PrivacyEngine:
         if self.generator.seeded and any(e.randomness == self.generator.randomness for e in entries):
             raise ValueError("load_state_dict(): this engine's generator is seeded with the seed of an earlier "
                              "segment: it would draw the same order and noise again")
+        for name, mine_value, theirs in (("noise_std", self._noise_std, float(state["noise_std"])),
+                                         ("eta", self._eta, float(state["eta"]))):
+            if mine_value != theirs:
+                raise ValueError("load_state_dict(): %s = %r differs from the earlier engine's %r: a resumed run keeps "
+                                 "its noise and step size" % (name, mine_value, theirs))
         now = _checksum(self._params)
         if now != entries[-1].checksum_after:
             raise ValueError("load_state_dict(): the model's parameters are not those the ledger's last step (step %d) "
@@ -936,8 +946,6 @@ class PrivacyEngine:
         self._start_problem = ""
         self._checksum = now
         self._final = [p.detach().clone() for p in self._params]
-        self._noise_std = float(state["noise_std"])
-        self._eta = float(state["eta"])
         self._seal = self._sealed(self._head(), len(self._ledger), self._stop)
 
     # ----------------------------------------------------------------- the certificate
@@ -1079,8 +1087,9 @@ def _with_digest(entry: LedgerEntry, previous: str) -> LedgerEntry:
 
 def _record_norms(x: torch.Tensor, bias: bool) -> torch.Tensor:
     """|(x, 1)| with the bias feature, |x| without (the library's record norm)."""
-    norms = torch.linalg.norm(x, dim=1)
-    return torch.sqrt(norms * norms + 1.0) if bias else norms
+    norms: torch.Tensor = torch.linalg.norm(x, dim=1)
+    with_bias: torch.Tensor = torch.sqrt(norms * norms + 1.0)
+    return with_bias if bias else norms
 
 
 def _module_extras(model: torch.nn.Module) -> str:

@@ -481,6 +481,9 @@ def test_resume_refusals():
     edited["ledger"][2]["noise_std"] = 100 * S
     with pytest.raises(ValueError, match="chain is broken at entry 3"):
         again(first.model).load_state_dict(edited)
+    with pytest.raises(ValueError, match=r"noise_std = 0.1 differs from the earlier engine's 0.62045"):
+        ht.PrivacyEngine(first.model, x, y, loss="logistic", batch_size=B, noise_std=0.1, record_norm=L,
+                         radius=RADIUS).load_state_dict(state)
     with pytest.raises(ValueError, match=r"batch_size 32, earlier 64"):
         ht.PrivacyEngine(first.model, x, y, loss="logistic", batch_size=32, noise_std=S, record_norm=L,
                          radius=RADIUS).load_state_dict(state)
