@@ -901,9 +901,9 @@ class PrivacyEngine:
         mine = self._config()
         differ = [key for key in mine if config.get(key) != mine[key]]
         if differ:
+            said = ", ".join("%s %r, earlier %r" % (key, mine[key], config.get(key)) for key in differ)
             raise ValueError("load_state_dict(): the configuration differs from the earlier engine's (%s): a "
-                             "resumed run is one run" % ", ".join("%s %r, earlier %r" % (key, mine[key], config.get(key))
-                                                                  for key in differ))
+                             "resumed run is one run" % said)
         if state["data_digest"] != self._data_digest:
             raise ValueError("load_state_dict(): the records differ from the earlier engine's (their digests differ)")
         if state.get("stop") is not None:
