@@ -523,9 +523,10 @@ class PrivacyEngine:
         self._identity = [id(p) for p in self._params]
         _ENGINES[0] += 1
         self._serial = _ENGINES[0]
-        # The seal's key: 256 bits from hsdp's CSPRNG keyed from operating-system entropy (a
-        # generator of its own, so that a seeded engine's order and noise are unchanged by it).
-        # Kept in memory only: never in state_dict().
+        # The seal's key: SHA-256 of 16 discrete Gaussian draws of std 1 on a grid of spacing
+        # <= 2^-32 (about 34 bits of entropy each) from hsdp's CSPRNG keyed from operating-system
+        # entropy (a generator of its own, so that a seeded engine's order and noise are
+        # unchanged by it). Kept in memory only: never in state_dict().
         key_material, _ = hsdp.Generator().add_grid_noise(np.zeros(16), std=1.0)
         self._key = hashlib.sha256(np.asarray(key_material, dtype=np.float64).tobytes()).digest()
         self._checksum = _checksum(self._params)
