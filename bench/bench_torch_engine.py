@@ -5,7 +5,8 @@ Both train the logistic regression of examples/torch_shuffled.py on the same rec
 same batch size and noise std: the plain loop is the example's former loop (DataLoader with
 shuffle=True, per-example gradients by hand, torch.randn noise, projection); the engine adds
 what the certificate needs (its CSPRNG order, the per-example bound check, grid noise from the
-CSPRNG, the parameter checksums and the ledger). Prints milliseconds per step (the median over
+CSPRNG, the parameter checksums, the batch checked against its copy of the records, and the
+ledger entry with its SHA-256 link). Prints milliseconds per step (the median over
 --repeats runs of --epochs epochs each) and the ratio.
 
     /usr/bin/python3 bench/bench_torch_engine.py                  # Fashion-MNIST 5 vs 7, b = 1500

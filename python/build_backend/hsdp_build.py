@@ -10,6 +10,7 @@ file packs them into a wheel (PEP 427):
     hsdp/__init__.py, sklearn.py, torch.py   the package (python/hsdp/)
     hsdp/_hsdp.cpython-311-x86_64-linux-gnu.so  the extension
     hsdp/__init__.pyi, hsdp/py.typed         its stubs (PEP 561)
+    hsdp/feature_ranges/*.txt                 the public feature ranges (package data, hsdp.feature_ranges)
     hsdp-<version>.dist-info/                METADATA, WHEEL, RECORD
 
 pip asks for the metadata first (prepare_metadata_for_build_wheel): it is written from
@@ -153,6 +154,8 @@ def _build_module(config_settings) -> dict:
     for source in sorted((ROOT / "python" / NAME).iterdir()):  # the pure-Python files, as in git
         if source.is_file() and (source.suffix == ".py" or source.name == "py.typed"):
             files[f"{NAME}/{source.name}"] = package / source.name
+    for ranges in sorted((ROOT / "data" / "feature-ranges").glob("*.txt")):  # package data (hsdp.feature_ranges)
+        files[f"{NAME}/feature_ranges/{ranges.name}"] = package / "feature_ranges" / ranges.name
     return files
 
 

@@ -22,6 +22,7 @@ from hsdp._hsdp import *  # noqa: F401,F403  (every public name of the extension
 
 __doc__ = (__doc__ or "") + "\n" + (_hsdp.__doc__ or "")
 __version__ = _hsdp.__version__
+from hsdp._feature_ranges import feature_ranges  # noqa: E402,F401  (the ranges files shipped as package data)
 __all__ = [_name for _name in dir(_hsdp) if not _name.startswith("_")]
 _train_fields = _hsdp._train_fields  # the training request's table (tests and tools read it)
 

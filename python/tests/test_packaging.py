@@ -64,6 +64,9 @@ def test_the_wheel_installs_in_a_fresh_venv(tmp_path):
     package = subprocess.run([python, "-c", "import hsdp, pathlib; print(pathlib.Path(hsdp.__file__).parent)"],
                              check=True, capture_output=True, text=True, cwd=tmp_path).stdout.strip()
     assert (pathlib.Path(package) / "__init__.pyi").exists() and (pathlib.Path(package) / "py.typed").exists()
+    # package data: the public feature ranges (hsdp.feature_ranges)
+    assert (pathlib.Path(package) / "feature_ranges" / "wine.txt").read_bytes() == \
+        (REPO / "data" / "feature-ranges" / "wine.txt").read_bytes()
 
 
 def test_metadata_is_prepared_without_compiling(tmp_path):

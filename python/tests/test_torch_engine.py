@@ -8,6 +8,8 @@ certificate -- asserted equal to hsdp.account on a Run the test builds itself fr
 loop did (the grid's charges computed here from docs/security.md's constants) -- or a refusal
 whose reason is asserted."""
 
+import dataclasses
+import io
 import math
 import os
 
@@ -207,12 +209,13 @@ def test_gradient_sum_instead_of_mean():
     refused(e, "step 5: the parameters changed outside the engine after step 4")
 
 
-# 7. records not scaled to the bound: refused (the gradient exceeds L); clipped instead: the
-#    clipped run is certified (clipping acts: only composition applies).
+# 7. records not scaled to the bound: refused when the engine is made (the bound is checked on
+#    the records, not only on the gradients at the points training visits); clipped instead:
+#    the clipped run is certified (clipping acts: only composition applies).
 def test_records_not_scaled_to_the_bound():
-    e = train(engine(scaled=False), epochs=1)
-    c = refused(e, "step 1: record", "exceeds the stated bound L = 1.41421")
-    assert "(and 8 more)" in c.reason
+    with pytest.raises(ValueError, match=r"x: record 175 has norm 19.7033 with the bias feature 1, above "
+                                         r"record_norm = 1.41421 \(600 of 600 records are\)"):
+        engine(scaled=False)
     e = train(engine(scaled=False, record_norm=None, clip=L, eta=ETA))
     assert e.clipping_acts and sum(entry.clipped for entry in e.ledger) > 0
     c = certified(e, 27, clip=L, convex=False, lipschitz=None, smoothness=None)
@@ -372,11 +375,11 @@ def test_an_empty_poisson_batch_is_a_step():
 
 
 def test_clipping_that_cannot_act_still_enforces_the_bound():
-    # clip = 10 >= L: the run is certified with L, so a gradient between L and C is refused
-    e = train(engine(scaled=False, clip=10.0), epochs=1)
-    assert not e.clipping_acts
-    refused(e, "exceeds the stated bound L = 1.41421")
+    # clip = 10 >= L: the run is certified with L, so records above R are refused
+    with pytest.raises(ValueError, match="above record_norm = 1.41421"):
+        engine(scaled=False, clip=10.0)
     e = train(engine(clip=10.0))
+    assert not e.clipping_acts
     certified(e, 27)
 
 
@@ -390,3 +393,203 @@ def test_fixed_size_batches():
     e = train(engine(sampling="fixed"), epochs=1)
     assert all(entry.batch_size == B and len(set(entry.indices)) == B for entry in e.ledger)
     certified(e, 9, sampling="fixed", drop_last=None)
+
+
+# ----------------------------------------------------------------- issue 35: the engine vouches only for what it saw
+def test_one_record_above_the_bound_is_refused_when_the_engine_is_made():
+    # With small noise the gradients at the visited points can stay below L while a record is
+    # above R: the bound is checked on the records themselves.
+    x, y = data()
+    x[17] = x[17] / torch.linalg.norm(x[17]) * 1.5      # |(x, 1)| = sqrt(3.25) > sqrt 2
+    with pytest.raises(ValueError, match=r"x: record 17 has norm 1.80278 with the bias feature 1, above "
+                                         r"record_norm = 1.41421 \(1 of 600 records are\)"):
+        ht.PrivacyEngine(model(), x, y, loss="logistic", batch_size=B, noise_std=1e-3, record_norm=L)
+    # at the bound exactly (rounding only): accepted
+    x[17] = x[17] / torch.linalg.norm(x[17])
+    ht.PrivacyEngine(model(), x, y, loss="logistic", batch_size=B, noise_std=1e-3, record_norm=L)
+
+
+def test_the_engine_owns_its_records(baseline):
+    x, y = data()
+    e = ht.PrivacyEngine(model(), x, y, loss="logistic", batch_size=B, noise_std=S, record_norm=L, radius=RADIUS)
+    for epoch in range(EPOCHS):
+        for i, batch in enumerate(e.data_loader()):
+            e.step(batch)
+            if epoch == 1 and i == 2:
+                x.mul_(100.0)           # the caller's tensors edited in place mid-run: harmless
+                y.neg_()
+                e.x.mul_(100.0)         # a copy: harmless too
+    assert torch.equal(e.x, data()[0]) and torch.equal(e.y, data()[1])
+    assert e.certificate(DELTA).epsilon == baseline.epsilon
+    # the engine's own copy edited behind its back: refused (its digest is checked)
+    e._x[0, 0] += 1.0
+    refused(e, "the engine's records changed after it was made")
+
+
+def test_the_ledger_is_sealed(baseline):
+    e = train(engine())
+    assert isinstance(e.ledger, tuple)
+    assert not hasattr(e, "order")     # the order is the engine's: no draw from outside
+    e._ledger.pop()                     # truncated
+    refused(e, "the ledger is not the one the engine sealed (26 entries now")
+    e = train(engine())
+    object.__setattr__(e._ledger[3], "noise_std", 100 * S)   # an entry's noise edited
+    refused(e, "the ledger's chain is broken at entry 4")
+    e = train(engine())
+    last = dataclasses.replace(e._ledger[-1], noise_std=100 * S)
+    e._ledger[-1] = ht._with_digest(last, e._ledger[-2].digest)   # edited and re-chained: the seal differs
+    refused(e, "the ledger is not the one the engine sealed")
+    e = engine()
+    for i, batch in enumerate(e.data_loader()):
+        e.step(batch)
+        if i == 1:
+            e._order.next()             # a draw skipped behind the engine's back
+    refused(e, "step 3: the engine's order was drawn outside the engine")
+
+
+def test_resume_carries_the_ledger(baseline):
+    first = train(engine(), epochs=1)
+    buffer = io.BytesIO()
+    torch.save({"model": first.model.state_dict(), "engine": first.state_dict()}, buffer)
+    state = torch.load(io.BytesIO(buffer.getvalue()))
+    assert hexkey(first) not in repr(state)        # the seal's key stays in memory
+    m = model()
+    m.load_state_dict(state["model"])
+    x, y = data()
+    resumed = ht.PrivacyEngine(m, x, y, loss="logistic", batch_size=B, noise_std=S, record_norm=L, radius=RADIUS)
+    resumed.load_state_dict(state["engine"])
+    train(resumed, epochs=EPOCHS - 1)
+    c = certified(resumed, 27)                    # every step, the first engine's and this one's
+    assert c.epsilon == baseline.epsilon
+    assert [entry.segment for entry in resumed.ledger] == [0] * 9 + [1] * 18
+    # a fresh engine on the trained weights certifies nothing: its steps would hide the first 9
+    fresh = train(ht.PrivacyEngine(first.model, x, y, loss="logistic", batch_size=B, noise_std=S, record_norm=L,
+                                   radius=RADIUS), epochs=2)
+    refused(fresh, "step 1: the initial parameters are the output of step 9 of another engine")
+
+
+def test_resume_refusals():
+    first = train(engine(), epochs=1)
+    state = first.state_dict()
+    x, y = data()
+
+    def again(m):
+        return ht.PrivacyEngine(m, x, y, loss="logistic", batch_size=B, noise_std=S, record_norm=L, radius=RADIUS)
+    with pytest.raises(ValueError, match="not those the ledger's last step \\(step 9\\) produced"):
+        again(model()).load_state_dict(state)
+    edited = dict(state, ledger=[dict(entry) for entry in state["ledger"]])
+    edited["ledger"][2]["noise_std"] = 100 * S
+    with pytest.raises(ValueError, match="chain is broken at entry 3"):
+        again(first.model).load_state_dict(edited)
+    with pytest.raises(ValueError, match=r"noise_std = 0.1 differs from the earlier engine's 0.62045"):
+        ht.PrivacyEngine(first.model, x, y, loss="logistic", batch_size=B, noise_std=0.1, record_norm=L,
+                         radius=RADIUS).load_state_dict(state)
+    with pytest.raises(ValueError, match=r"batch_size 32, earlier 64"):
+        ht.PrivacyEngine(first.model, x, y, loss="logistic", batch_size=32, noise_std=S, record_norm=L,
+                         radius=RADIUS).load_state_dict(state)
+    e = engine()
+    for i, batch in enumerate(e.data_loader()):
+        if i == 4:
+            break
+        e.step(batch)
+    with pytest.raises(ValueError, match="4 steps is not a whole number of epochs"):
+        again(e.model).load_state_dict(e.state_dict())
+
+
+def test_a_module_beyond_the_linear_model_is_refused():
+    class Scaled(torch.nn.Linear):
+        def __init__(self) -> None:
+            super().__init__(D, 1)
+            self.register_buffer("mean", torch.zeros(D, dtype=torch.float64))
+
+    x, y = data()
+    with pytest.raises(TypeError, match="exactly a torch.nn.Linear"):
+        ht.PrivacyEngine(Scaled().double(), x, y, loss="logistic", batch_size=B, noise_std=S, record_norm=L)
+    e = train(engine(), epochs=1)
+    e.model.register_buffer("mean", x.mean(dim=0))   # fitted on the records after the engine was made
+    refused(e, "the model holds buffers mean beyond the linear model's weight and bias")
+
+
+def test_early_stop_is_declared():
+    def planned():
+        x, y = data()
+        return ht.make_private_with_epsilon(model(), x, y, loss="logistic", batch_size=B, target_epsilon=1.0,
+                                            target_delta=DELTA, epochs=EPOCHS, record_norm=L, radius=RADIUS)
+    e = train(planned(), epochs=1)
+    assert e.planned_steps == 27
+    e.stop_early("train accuracy above 0.9")       # reads the records: no analysis charges the stop
+    refused(e, "stopped at step 9 by a rule that reads the training records (train accuracy above 0.9)")
+    e = train(planned(), epochs=1)
+    e.stop_early("validation accuracy on public data", reads_records=False)
+    c = e.certificate(DELTA)
+    r = expected(27, release="every", noise_std=e.noise_std)
+    assert c.certified and c.epsilon == r.best.epsilon and c.run.steps == 27 and c.run.release == "every"
+    assert "every-iterate composition of the planned 27 steps" in str(c)
+    e.step(next(iter(e.data_loader())))
+    refused(e, "step 10: taken after the stop declared at step 9")
+    # no planned T: refused
+    e = train(engine(), epochs=1)
+    e.stop_early("public validation", reads_records=False)
+    refused(e, "state planned_steps when the engine is made")
+    # an undeclared stop: certified for the steps taken, with a note
+    e = train(planned(), epochs=1)
+    c = e.certificate(DELTA)
+    assert c.certified and c.steps == 9 and "9 steps taken of the planned 27" in str(c)
+
+
+def test_post_processing_and_leaving_an_epoch_early_are_not_refused(baseline):
+    e = train(engine())
+    e.model.eval()
+    e.model.float()                               # a cast after the last step
+    assert e.certificate(DELTA).epsilon == baseline.epsilon
+    with pytest.raises(TypeError, match="float64"):
+        e.step(next(iter(e.data_loader())))
+    # DataLoader workers fetch ahead; the loop leaves each epoch after 4 steps
+    e = engine()
+    for _ in range(2):
+        for i, batch in enumerate(e.data_loader(num_workers=2)):
+            e.step(batch)
+            if i == 3:
+                break
+    assert [entry.drawn for entry in e.ledger] == [True] * 8
+    certified(e, 8)
+
+
+def test_settable_attributes_are_validated():
+    e = engine()
+    for value in (float("nan"), -1.0, float("inf")):
+        with pytest.raises(ValueError, match="noise_std = .*: must be a finite number >= 0"):
+            e.noise_std = value
+        with pytest.raises(ValueError, match="eta = .*: must be a positive finite number"):
+            e.eta = value
+    with pytest.raises(TypeError, match="keyword 'noise_std' expects float, got str"):
+        e.noise_std = "0.5"
+    assert e.noise_std == S
+
+
+def test_arguments_go_through_one_validator():
+    x, y = data()
+    kw = dict(loss="logistic", noise_std=S, record_norm=L)
+    e = ht.PrivacyEngine(model(), x[:40], y[:40], batch_size=np.int64(8), **kw)
+    assert e.batch_size == 8 and type(e.batch_size) is int
+    with pytest.raises(TypeError, match=r"PrivacyEngine\(\): keyword 'noise_std' expects float, got str \('0.5'\)"):
+        ht.PrivacyEngine(model(), x, y, loss="logistic", batch_size=B, noise_std="0.5", record_norm=L)
+    with pytest.raises(TypeError, match=r"keyword 'record_norm' expects Optional\[float\], got bool \(True\)"):
+        ht.PrivacyEngine(model(), x, y, loss="logistic", batch_size=B, noise_std=S, record_norm=True)
+    with pytest.raises(TypeError, match=r"keyword 'batch_size' expects int, got float \(8.0\)"):
+        ht.PrivacyEngine(model(), x, y, batch_size=8.0, **kw)
+    with pytest.raises(ValueError, match=r"epochs = -1: must be an integer >= 1"):
+        e.steps_for(-1)
+    with pytest.raises(ValueError, match=r"delta = 2.0: must be a number in \(0, 1\)"):
+        e.certificate(2.0)
+    with pytest.raises(TypeError, match=r"make_private\(\): keyword 'noise_multiplier' expects float, got str"):
+        ht.make_private(model(), x, y, loss="logistic", batch_size=B, noise_multiplier="1", max_grad_norm=1.0, eta=0.5)
+    with pytest.raises(ValueError, match=r"target_epsilon = -1.0: must be a positive finite number"):
+        ht.make_private_with_epsilon(model(), x, y, loss="logistic", batch_size=B, target_epsilon=-1.0,
+                                     target_delta=DELTA, epochs=1, record_norm=L)
+    assert ht.PrivacyEngine(model(), x, y, loss="logistic", batch_size=B, noise_std=np.float32(0.5),
+                            record_norm=np.array(L)).record_norm == pytest.approx(L)
+
+
+def hexkey(e):
+    return e._key.hex()
