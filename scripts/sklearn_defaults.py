@@ -92,7 +92,7 @@ def main():
                                   "--json"], capture_output=True, text=True, check=True).stdout
             doc = json.loads(out)
             theirs.append(doc["test_accuracy"])
-            if ours[-1] != theirs[-1] or json.loads(clf.privacy_report_.to_json()) != doc["report"]:
+            if ours[-1] != theirs[-1] or json.loads(clf.privacy_report_.report.to_json()) != doc["report"]:
                 differences += 1
                 print(f"{name} seed {s}: estimator {ours[-1]} vs hsdp train {theirs[-1]}", file=sys.stderr)
         a = np.array(ours)
