@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common.hpp"
@@ -23,7 +24,8 @@ namespace hsdp::python {
 void bind_selection(py::module_& m) {
   m.def(
       "rdp_curve",
-      [](const PyRun& run, const std::vector<double>& alphas) {
+      [](const PyRun& run, const std::vector<double>& alphas)
+          -> std::pair<std::vector<double>, std::vector<std::string>> {
         for (const double alpha : alphas)
           if (!(alpha > 1.0) || !std::isfinite(alpha)) fail(opt("alphas"), alpha, "finite RDP orders > 1");
         std::vector<double> best(alphas.size(), std::numeric_limits<double>::infinity());
@@ -53,7 +55,7 @@ void bind_selection(py::module_& m) {
             }
           }
         }
-        return py::make_tuple(best, names);
+        return {best, names};
       },
       py::arg("run"), py::arg("alphas"),
       R"doc((eps, names): at each order alpha > 1 the smallest RDP epsilon (rounded up; inf where no

@@ -646,8 +646,8 @@ def test_private_search_certifies_the_selection():
     """The search on tiny data: the selection's certificate meets the target, the best run is
     ranked by the public validation score, nothing of the other runs is kept, a seeded search
     repeats and is marked, and the runs' target is the largest that meets the total."""
-    X, y = blobs(n=200)
-    Xv, yv = blobs(n=100, seed=5)
+    X, y = blobs(n=120)
+    Xv, yv = blobs(n=60, seed=5)
     base = LogisticRegression(feature_ranges=[(-6, 6)])
     grid = {"l2": [0.0, 0.05], "epochs": [1, 2]}
     search = PrivateHyperparameterSearch(base, grid, epsilon=2.0, gamma=0.5, run_epsilon=0.5, random_state=3)
@@ -671,14 +671,14 @@ def test_private_search_certifies_the_selection():
     terms, _ = search._bound(runs, RunsLaw("negative-binomial", gamma=0.5))
     assert terms["epsilon"] == report.epsilon
     # Calibrated: the largest run target (to 0.2%) whose search meets epsilon.
-    calibrated = PrivateHyperparameterSearch(base, {"l2": [0.0, 0.05]}, epsilon=2.0, gamma=0.5, random_state=3)
+    calibrated = PrivateHyperparameterSearch(base, {"l2": [0.0]}, epsilon=2.0, gamma=0.5, random_state=3)
     calibrated.fit(X, y, public_validation=(Xv, yv))
     c = calibrated.privacy_report_
     assert c.epsilon <= 2.0
     runs = calibrated._runs_at(calibrated._candidates(), c.run_epsilon * 1.01, X, y, True)
     assert calibrated._bound(runs, RunsLaw("negative-binomial", gamma=0.5))[0]["epsilon"] > 2.0
     # Repeating a search on the same records spends privacy again.
-    with pytest.warns(hsdp_sklearn.PrivacySpendWarning, match=r"PrivateHyperparameterSearch.fit: 200 of its 200"):
+    with pytest.warns(hsdp_sklearn.PrivacySpendWarning, match=r"PrivateHyperparameterSearch.fit: 120 of its 120"):
         again.fit(X, y, public_validation=(Xv, yv))
 
 
