@@ -304,7 +304,7 @@ def _record_digests(X: FloatArray, y: npt.ArrayLike) -> List[bytes]:
             for row, lab in zip(rows, label_bytes)]
 
 
-def _spend(X: FloatArray, y: npt.ArrayLike, refit: bool, what: str) -> None:
+def _spend(X: FloatArray, y: npt.ArrayLike, refit: bool, what: str, stacklevel: int = 3) -> None:
     """Counts this fit's records and warns (PrivacySpendWarning) when some were fitted before in
     this process or the estimator is fitted again. Inside a search that accounts its fits,
     nothing is counted (the search counts its records once)."""
@@ -327,7 +327,7 @@ def _spend(X: FloatArray, y: npt.ArrayLike, refit: bool, what: str) -> None:
             "of these fits together (scores, chosen hyperparameters, models: GridSearchCV, cross_val_score, a "
             "refit) is bounded only by the composition of all of them; privacy_report_ certifies this fit "
             "alone (PrivateHyperparameterSearch certifies a selection; docs/python.md \"Every fit spends "
-            "privacy\")", PrivacySpendWarning, stacklevel=3)
+            "privacy\")", PrivacySpendWarning, stacklevel=stacklevel)
 
 
 # --- public feature ranges -------------------------------------------------------------------
@@ -378,7 +378,7 @@ _FITTED_SCALER = (
     "on them: scale by public ranges instead (PublicRangeScaler, or feature_ranges)")
 
 
-def _warn_outside(X: FloatArray, lows: FloatArray, highs: FloatArray, name: str) -> None:
+def _warn_outside(X: FloatArray, lows: FloatArray, highs: FloatArray, name: str, stacklevel: int = 3) -> None:
     """For the data owner (a count of the records, never stored): values outside the declared
     public ranges. They still train privately (each record is scaled to the record norm), but
     ranges that do not hold often mean the features were transformed before."""
@@ -387,7 +387,7 @@ def _warn_outside(X: FloatArray, lows: FloatArray, highs: FloatArray, name: str)
         warnings.warn(
             f"for the data owner, not released: {outside} of the {X.size} feature values lie outside the "
             f"declared public ranges ({name}); each record is still scaled to the record norm, so the "
-            f"certificate holds, but check the ranges: {_FITTED_SCALER}", UserWarning, stacklevel=3)
+            f"certificate holds, but check the ranges: {_FITTED_SCALER}", UserWarning, stacklevel=stacklevel)
 
 
 class PublicRangeScaler(TransformerMixin, BaseEstimator):  # type: ignore[misc]
@@ -527,7 +527,7 @@ class _HsdpLinearModel(BaseEstimator):  # type: ignore[misc]
         if self.feature_ranges is not None:
             lows, highs = _read_ranges(self.feature_ranges, "feature_ranges")
             if len(lows) in (1, X.shape[1]):  # otherwise hsdp.train names the mismatch
-                _warn_outside(X, lows, highs, f"feature_ranges = {self.feature_ranges!r}")
+                _warn_outside(X, lows, highs, f"feature_ranges = {self.feature_ranges!r}", stacklevel=4)
         result = hsdp.train(
             X, y, model=model, epsilon=self.epsilon, delta=self.delta,
             feature_ranges=self.feature_ranges, feature_scale=scale,
@@ -563,7 +563,7 @@ class _HsdpLinearModel(BaseEstimator):  # type: ignore[misc]
         refit = "_fit_report" in self.__dict__
         self._fit_report = FitReport(report, seeded=seeded, randomness=randomness,
                                      model_sha256=self._digest(report.to_json(), seeded, randomness))
-        _spend(X, y, refit, type(self).__name__ + ".fit")
+        _spend(X, y, refit, type(self).__name__ + ".fit", stacklevel=4)  # the caller of fit
 
     @property
     def privacy_report_(self) -> FitReport:
