@@ -1321,7 +1321,13 @@ class PrivateHyperparameterSearch(BaseEstimator):  # type: ignore[misc]
         seeded = seed is not None
         from sklearn.utils.validation import check_X_y
         Xv, yv = check_X_y(X, y, dtype=np.float64, order="C")
-        Xval, yval = public_validation
+        Xval, yval = check_X_y(*public_validation, dtype=np.float64, order="C")
+        shared = set(_record_digests(Xval, yval)) & set(_record_digests(Xv, yv))
+        if shared:
+            raise ValueError(
+                f"public_validation: {len(shared)} of its records are also training records: a score on them "
+                "reads private records, which the selection's bound does not cover; give validation records "
+                "that are public")
         _SEARCH_DEPTH[0] += 1
         try:
             if self.run_epsilon is None:

@@ -703,7 +703,10 @@ def test_private_search_errors_name_the_parameter():
     for kw, fit_kw, error, message in cases:
         with pytest.raises(error, match=message):
             PrivateHyperparameterSearch(base, {"l2": [0.0]}, **kw).fit(X, y, **fit_kw)
+    with pytest.raises(ValueError, match=r"public_validation: 60 of its records are also training records"):
+        PrivateHyperparameterSearch(base, {"l2": [0.0]}, gamma=0.5).fit(X, y, public_validation=(X, y))
+    Xp, yp = blobs(n=30, seed=7)
     with pytest.raises(ValueError, match=r"\['epsilon'\] are set by the search"):
-        PrivateHyperparameterSearch(base, {"epsilon": [1.0]}, gamma=0.5).fit(X, y, public_validation=(X, y))
+        PrivateHyperparameterSearch(base, {"epsilon": [1.0]}, gamma=0.5).fit(X, y, public_validation=(Xp, yp))
     with pytest.raises(ValueError, match=r"'colour' is not a parameter of LogisticRegression"):
-        PrivateHyperparameterSearch(base, {"colour": [1]}, gamma=0.5).fit(X, y, public_validation=(X, y))
+        PrivateHyperparameterSearch(base, {"colour": [1]}, gamma=0.5).fit(X, y, public_validation=(Xp, yp))
