@@ -508,6 +508,15 @@ class _HsdpLinearModel(BaseEstimator):  # type: ignore[misc]
         self.noise = noise
         self.random_state = random_state
 
+    def set_params(self, **params: Any) -> "_HsdpLinearModel":
+        """scikit-learn's set_params; a scikit-learn parameter these estimators do not take
+        (C, alpha, max_iter, ...) is refused naming the hsdp parameter that plays its role."""
+        unknown = {k: v for k, v in params.items() if k in _SKLEARN_ONLY and k not in self.get_params()}
+        if unknown:
+            _refuse_sklearn_only(type(self).__name__, unknown)
+        out: _HsdpLinearModel = super().set_params(**params)
+        return out
+
     # --- fitting -------------------------------------------------------------------------
 
     def _train(self, X: FloatArray, y: npt.NDArray[Any], model: str, **extra: Any) -> hsdp.Model:

@@ -503,6 +503,10 @@ def test_scikit_learn_parameters_name_hsdps():
         SoftmaxRegression(max_iter=100)
     with pytest.raises(TypeError, match=r"LogisticRegression: unexpected parameter 'colour'"):
         LogisticRegression(colour=1)
+    # GridSearchCV sets parameters by set_params: the same message.
+    with pytest.raises(TypeError, match=r"LogisticRegression: C = 1.0 is scikit-learn's parameter, not hsdp's"):
+        GridSearchCV(LogisticRegression(), {"C": [1.0]}, cv=2).fit(*blobs(n=40))
+    assert LogisticRegression().set_params(l2=0.5).l2 == 0.5
 
 
 # --- private hyperparameter search (Papernot & Steinke 2022) -----------------------------------
