@@ -720,3 +720,30 @@ def test_private_search_errors_name_the_parameter():
         PrivateHyperparameterSearch(base, {"epsilon": [1.0]}, gamma=0.5).fit(X, y, public_validation=(Xp, yp))
     with pytest.raises(ValueError, match=r"'colour' is not a parameter of LogisticRegression"):
         PrivateHyperparameterSearch(base, {"colour": [1]}, gamma=0.5).fit(X, y, public_validation=(Xp, yp))
+
+
+def test_selection_epsilon_charges_the_grid_and_the_law_drawn():
+    """selection_epsilon: without a grid it is the selection curve's conversion at delta less
+    the share of the law drawn (tau', the tail beyond k_max and the inversion's lattice and float
+    error), within 1e-4 of the conversion at delta; a grid's E per run adds
+    k_max E to epsilon; a beta too large for delta makes it infinite, never smaller."""
+    eps = [a / 18.0 for a in ORDERS]  # a Gaussian base, sigma 3
+    law = RunsLaw("negative-binomial", eta=0.0, gamma=0.1)
+    plain = hsdp_sklearn.selection_epsilon(ORDERS, eps, law, 1e-5)
+    curve = hsdp_sklearn.selection_rdp(ORDERS, eps, law)
+    base, _ = hsdp_sklearn._rdp_to_dp_epsilon(ORDERS, curve, 1e-5 * (1 - 2.0**-20))
+    # delta_R = delta - tau' (1 + e^(eps_R + 1)): the law drawn's share (tau' ~ 1.9e-10 here).
+    xi = max(1e-5 * 2.0**-20, plain["tau"] * (1 + np.exp(base + 1)))
+    direct, _ = hsdp_sklearn._rdp_to_dp_epsilon(ORDERS, curve, 1e-5 - xi)
+    assert plain["epsilon"] >= direct and plain["epsilon"] == pytest.approx(direct, rel=1e-9)
+    assert base <= plain["epsilon"] <= base + 1e-4
+    assert plain["tau"] < 1e-9 and plain["k_max"] == law.cutoff(1e-5)
+    k_max = int(plain["k_max"])
+    true_tail = sum(np.exp(law.log_pmf(k)) for k in range(k_max + 1, 20 * k_max))
+    assert true_tail <= law.tail(k_max) <= 1e-5 * 2.0**-30
+    gridded = hsdp_sklearn.selection_epsilon(ORDERS, eps, law, 1e-5, grid_epsilon=1e-6, grid_log_beta=-11000.0)
+    assert gridded["epsilon"] >= plain["epsilon"] + plain["k_max"] * 1e-6
+    # and delta_R shrinks by e^(-k_max E / 2): a little more epsilon, no more.
+    assert gridded["epsilon"] <= plain["epsilon"] + plain["k_max"] * 1e-6 + 1e-4
+    hopeless = hsdp_sklearn.selection_epsilon(ORDERS, eps, law, 1e-5, grid_log_beta=np.log(1e-4))
+    assert hopeless["epsilon"] == float("inf")
