@@ -19,10 +19,15 @@ import math
 import pathlib
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 
-from hsdp.sklearn import LogisticRegression
+from hsdp.sklearn import LogisticRegression, PrivacySpendWarning
+
+# A measurement fits the same records once per seed on purpose: each fit is measured, none is
+# released.
+warnings.filterwarnings("ignore", category=PrivacySpendWarning)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SK = pathlib.Path("/usr/lib/python3/dist-packages/sklearn/datasets/data")
