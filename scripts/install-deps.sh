@@ -8,7 +8,7 @@ packages=(cmake g++ make libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libfftw3-dev libssl-dev libxml2-utils pybind11-dev python3-dev python3-numpy python3-pytest
           python3-matplotlib libopenmpi-dev openmpi-bin openssh-client
           python3-pip python3-venv python3-build python3-torch python3-mypy
-          python3-pandas)
+          python3-pandas python3-mpmath)
 # python3-pip, python3-venv, python3-build: `pip install .` and `python3 -m build --wheel`
 # (pyproject.toml; the Python tests run against the module installed in a venv).
 # libssl-dev: OpenSSL's ChaCha20, the CSPRNG every random draw comes from (src/random).
@@ -16,6 +16,8 @@ packages=(cmake g++ make libboost-dev libfmt-dev libcli11-dev nlohmann-json3-dev
 # python3-mypy: the examples and the docs' Python snippets type-check against the stubs.
 # python3-pandas: hsdp.sklearn's estimators on DataFrames (feature_names_in_; scikit-learn's
 # check_estimator runs its DataFrame checks only when pandas imports).
+# python3-mpmath: the private hyperparameter search's bound checked against its theorems in
+# 30-digit arithmetic (python/tests/test_sklearn.py; also a dependency of python3-sympy).
 # openssh-client: Open MPI's mpirun refuses to start, even on one machine, when its launch
 # agent (ssh or rsh) cannot be found; --no-install-recommends would leave it out.
 missing=()

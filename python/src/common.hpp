@@ -102,6 +102,7 @@ void bind_audit(py::module_& m);
 void bind_compare(py::module_& m);
 void bind_model(py::module_& m);
 void bind_random(py::module_& m);
+void bind_selection(py::module_& m);
 /// Gives every function and method of `m` a text signature for inspect.signature (names
 /// and defaults from its py::arg annotations) and every class with a constructor a
 /// __signature__ (signatures.cpp). Called once, after every binding.

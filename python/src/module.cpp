@@ -227,6 +227,7 @@ PYBIND11_MODULE(_hsdp, m) {
   bind_audit(m);
   bind_compare(m);
   bind_random(m);
+  bind_selection(m);  // hsdp.rdp_curve (python/src/selection.cpp)
   // Last: every function exists now (python/src/signatures.cpp), then each is called through
   // the wrapper of python/src/call.cpp (which keeps the signatures installed).
   install_signatures(m);

@@ -23,7 +23,9 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from hsdp.sklearn import LinearRegression, LogisticRegression, SoftmaxRegression  # noqa: E402
+import hsdp.sklearn as hsdp_sklearn  # noqa: E402
+from hsdp.sklearn import (LinearRegression, LogisticRegression, PrivateHyperparameterSearch,  # noqa: E402
+                          PublicRangeScaler, RunsLaw, SoftmaxRegression)
 
 BREAST_RANGES = str(REPO / "data" / "feature-ranges" / "breast_cancer.txt")
 WINE_RANGES = str(REPO / "data" / "feature-ranges" / "wine.txt")
@@ -74,7 +76,7 @@ def test_logistic_is_hsdp_train(breast):
     X, Xt, y, yt = breast
     clf = LogisticRegression(feature_ranges=BREAST_RANGES, random_state=3).fit(X, y)
     r = hsdp.train(X, y, model="logistic", feature_ranges=BREAST_RANGES, epsilon=1, seed=3)
-    assert clf.privacy_report_.to_json() == r.report.to_json()
+    assert clf.privacy_report_.report.to_json() == r.report.to_json()
     np.testing.assert_array_equal(clf.coef_, r.weights)
     np.testing.assert_array_equal(clf.intercept_, r.intercept)
     assert clf.coef_.shape == (1, 30) and clf.intercept_.shape == (1,)
@@ -93,7 +95,7 @@ def test_softmax_is_hsdp_train(wine):
                 SoftmaxRegression(feature_ranges=WINE_RANGES, random_state=5)):
         clf.fit(X, y)
         r = hsdp.train(X, y, model="softmax", feature_ranges=WINE_RANGES, epsilon=1, seed=5)
-        assert clf.privacy_report_.to_json() == r.report.to_json()
+        assert clf.privacy_report_.report.to_json() == r.report.to_json()
         np.testing.assert_array_equal(clf.coef_, r.weights)
         np.testing.assert_array_equal(clf.intercept_, r.intercept)
         assert clf.coef_.shape == (3, 13)
@@ -106,7 +108,7 @@ def test_regression_is_hsdp_train():
     y = np.clip(X @ [0.3, -0.2, 0.1, 0.0] + 0.1 * rng.normal(size=300), -1, 1)
     reg = LinearRegression(random_state=2, l2=0.01).fit(X, y)
     r = hsdp.train(X, y, model="squared", epsilon=1, seed=2, l2=0.01)
-    assert reg.privacy_report_.to_json() == r.report.to_json()
+    assert reg.privacy_report_.report.to_json() == r.report.to_json()
     np.testing.assert_array_equal(reg.coef_, r.weights[0])
     assert reg.intercept_ == r.intercept[0]
     np.testing.assert_allclose(reg.predict(X), r.predict(X), rtol=0, atol=1e-12)
@@ -134,7 +136,7 @@ def test_defaults_equal_the_command(data_set, breast, wine, tmp_path, cli):
                           "--model", model, "--feature-ranges", ranges, "--epsilon", 1, "--seed", seed)
         clf = LogisticRegression(feature_ranges=ranges, random_state=seed).fit(X, y)
         assert clf.score(Xt, yt) == doc["test_accuracy"]
-        assert json.loads(clf.privacy_report_.to_json()) == doc["report"]
+        assert json.loads(clf.privacy_report_.report.to_json()) == doc["report"]
 
 
 # --- labels, predictions, preparation ---------------------------------------------------------
@@ -271,13 +273,13 @@ def test_linear_regression_target_range():
 def test_pickle_keeps_the_certificate(breast):
     X, Xt, y, yt = breast
     clf = LogisticRegression(feature_ranges=BREAST_RANGES, random_state=1).fit(X, y)
-    text = clf.privacy_report_.to_json()
+    text = clf.privacy_report_.report.to_json()
     back = pickle.loads(pickle.dumps(clf))
-    assert isinstance(back.privacy_report_, hsdp.Report)
-    assert back.privacy_report_.to_json() == text and clf.privacy_report_.to_json() == text
+    assert isinstance(back.privacy_report_, hsdp_sklearn.FitReport)
+    assert back.privacy_report_.report.to_json() == text and clf.privacy_report_.report.to_json() == text
     np.testing.assert_array_equal(back.predict_proba(Xt), clf.predict_proba(Xt))
     twin = copy.deepcopy(clf)
-    assert twin.privacy_report_.to_json() == text
+    assert twin.privacy_report_.report.to_json() == text
     np.testing.assert_array_equal(twin.coef_, clf.coef_)
     # A pickle whose report this hsdp does not reproduce is refused, never re-certified.
     state = clf.__getstate__()
@@ -347,3 +349,401 @@ def test_errors_name_the_parameter():
         assert not hasattr(est, "privacy_report_")
     with pytest.raises(ValueError, match=r"y has 1 class \('a'\): a classifier needs at least 2 classes"):
         LogisticRegression().fit(X, ["a"] * 50)
+
+
+# --- issue 35: seeded fits, the report bound to its model, privacy spent by repeated fits -------
+
+@pytest.fixture(autouse=True)
+def fresh_spend():
+    """Each test counts its own fits (PrivacySpendWarning)."""
+    hsdp_sklearn.reset_privacy_spend()
+    yield
+    hsdp_sklearn.reset_privacy_spend()
+
+
+def spend_warnings(record):
+    return [str(w.message) for w in record if issubclass(w.category, hsdp_sklearn.PrivacySpendWarning)]
+
+
+def test_seeded_fit_is_marked_and_not_a_release_certificate():
+    X, y = blobs(n=200)
+    seeded = LogisticRegression(random_state=42).fit(X, y).privacy_report_
+    assert seeded.seeded and not seeded.release
+    assert seeded.randomness.startswith("seeded: for experiments, not for release (ChaCha20 keyed from seed 42")
+    assert "seeded: for experiments, not for release" in str(seeded)
+    assert str(seeded).startswith("NOT A RELEASE CERTIFICATE")
+    assert "seeded: for experiments, not for release" in repr(seeded)
+    assert json.loads(seeded.to_json())["release_certificate"] is False
+    with pytest.raises(ValueError, match=r"certificate: the fit's noise and batch order were drawn from a seed"):
+        seeded.certificate()
+    assert seeded.certificate(experiment=True).to_json() == seeded.report.to_json()
+    unseeded = LogisticRegression().fit(X, y).privacy_report_
+    assert not unseeded.seeded and unseeded.release
+    assert unseeded.randomness.startswith("operating-system entropy")
+    assert "release certificate" in repr(unseeded) and "seeded" not in str(unseeded)
+    assert unseeded.certificate().to_json() == unseeded.report.to_json()
+    drawn = LogisticRegression(random_state=np.random.RandomState(0)).fit(X, y).privacy_report_
+    assert drawn.seeded and "drawn from random_state, a numpy RandomState" in drawn.randomness
+
+
+def test_report_is_bound_to_its_model():
+    """A report of another run attached to these weights is refused on load and when read, and
+    so are parameters edited after the fit."""
+    X, y = blobs(n=200)
+    a = LogisticRegression(epsilon=0.1, random_state=1).fit(X, y)
+    b = LogisticRegression(epsilon=1.0, random_state=1).fit(X, y)
+    assert a.privacy_report_.model_sha256 != b.privacy_report_.model_sha256
+    assert len(b.privacy_report_.model_sha256) == 64
+    back = pickle.loads(pickle.dumps(b))
+    assert back.privacy_report_.model_sha256 == b.privacy_report_.model_sha256
+    # b's pickle with a's (self-consistent) report, with or without a's digest: refused.
+    state, other = b.__getstate__(), a.__getstate__()
+    for keys in (["_privacy_report_json"], ["_privacy_report_json", "_privacy_report_binding"]):
+        forged = dict(state, **{k: other[k] for k in keys})
+        with pytest.raises(ValueError, match=r"privacy_report_: the pickled report certifies the model with sha256"):
+            LogisticRegression().__setstate__(forged)
+    stripped = dict(state)
+    del stripped["_privacy_report_binding"]
+    with pytest.raises(ValueError, match=r"without the digest of its model"):
+        LogisticRegression().__setstate__(stripped)
+    # Parameters edited after the fit, or another fit's report attached: refused when read.
+    edited = copy.deepcopy(b)
+    edited._weights = edited._weights * 2
+    with pytest.raises(ValueError, match=r"privacy_report_: the report certifies the model with sha256"):
+        edited.privacy_report_
+    swapped = copy.deepcopy(b)
+    swapped._fit_report = a._fit_report
+    with pytest.raises(ValueError, match=r"the parameters were changed after the fit or the report belongs"):
+        swapped.privacy_report_
+    coef = copy.deepcopy(b)
+    coef.coef_[0, 0] += 1.0
+    with pytest.raises(ValueError, match=r"privacy_report_"):
+        coef.privacy_report_
+
+
+def test_repeated_fits_warn_that_they_spend_privacy():
+    X, y = blobs(n=200)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        first = LogisticRegression(random_state=1).fit(X, y)
+    assert spend_warnings(record) == []
+    with pytest.warns(hsdp_sklearn.PrivacySpendWarning,
+                      match=r"LogisticRegression.fit: 200 of its 200 training records were used by earlier fits in "
+                            r"this process \(up to 1 fits each\): every fit spends privacy"):
+        LogisticRegression(random_state=2).fit(X, y)
+    with pytest.warns(hsdp_sklearn.PrivacySpendWarning, match=r"50 of its 50 training records .* \(up to 2 fits each\)"):
+        LogisticRegression(random_state=2).fit(X[:50], y[:50])
+    Xn, yn = blobs(n=100, seed=9)
+    with pytest.warns(hsdp_sklearn.PrivacySpendWarning, match=r"LogisticRegression.fit: this estimator was fitted before"):
+        first.fit(Xn, yn)
+    # A cross-validation's folds overlap: every fit after the first warns.
+    hsdp_sklearn.reset_privacy_spend()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        cross_val_score(LogisticRegression(random_state=1), X, y, cv=3)
+    assert len(spend_warnings(record)) == 2
+    assert all("GridSearchCV, cross_val_score, a refit" in m for m in spend_warnings(record))
+    hsdp_sklearn.reset_privacy_spend()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        LogisticRegression(random_state=1).fit(X, y)
+    assert spend_warnings(record) == []
+
+
+# --- public ranges instead of a scaler fitted on the records -----------------------------------
+
+def test_public_range_scaler(breast, tmp_path):
+    X, Xt, y, yt = breast
+    lows, highs = np.loadtxt(BREAST_RANGES, comments="#", unpack=True)
+    scaler = PublicRangeScaler(ranges=BREAST_RANGES).fit(X)
+    np.testing.assert_allclose(scaler.transform(Xt), (Xt - (lows / 2 + highs / 2)) * (2 / (highs - lows)),
+                               rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(scaler.inverse_transform(scaler.transform(Xt)), Xt, rtol=1e-13)
+    # fit reads nothing of the records: the same constants from any records of the same width.
+    np.testing.assert_array_equal(PublicRangeScaler(ranges=BREAST_RANGES).fit(X[:3] * 7).scale_, scaler.scale_)
+    one = PublicRangeScaler(ranges=[(0, 10)]).fit(X)
+    np.testing.assert_array_equal(one.scale_, np.full(30, 0.2))
+    # The same model as feature_ranges (same record norm): a pipeline step with public constants.
+    pipe = make_pipeline(PublicRangeScaler(ranges=BREAST_RANGES), LogisticRegression(record_norm=2, random_state=1))
+    pipe.fit(X, y)
+    direct = LogisticRegression(feature_ranges=BREAST_RANGES, record_norm=2, random_state=1).fit(X, y)
+    np.testing.assert_allclose(pipe[-1].coef_, direct.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(pipe.predict(Xt), direct.predict(Xt))
+    hsdp_sklearn.check_pipeline(pipe)
+    # Values outside the declared ranges: the data owner is told, with why a fitted scaler breaks
+    # the certificate (here: records already standardised, fed to raw ranges).
+    from sklearn.preprocessing import StandardScaler
+    Z = StandardScaler().fit_transform(X)
+    with pytest.warns(UserWarning, match=r"for the data owner, not released: \d+ of the 13650 feature values lie "
+                                         r"outside the declared public ranges .*StandardScaler"):
+        LogisticRegression(feature_ranges=BREAST_RANGES, random_state=1).fit(Z, y)
+    with pytest.raises(ValueError, match=r"pipeline step 'standardscaler' \(StandardScaler\) is fitted on the "
+                                         r"training records"):
+        hsdp_sklearn.check_pipeline(make_pipeline(StandardScaler(), LogisticRegression()))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 1\n2 x\n")
+    with pytest.raises(ValueError, match=r"ranges: .*bad.txt:2: '2 x': must be 'min max'"):
+        PublicRangeScaler(ranges=str(bad)).fit(X)
+    with pytest.raises(ValueError, match=r"ranges = 2 ranges: must be one range, or one per feature \(d = 30\)"):
+        PublicRangeScaler(ranges=[(0, 1), (0, 2)]).fit(X)
+    with pytest.raises(ValueError, match=r"ranges\[0\]: \(1.0, 1.0\): must be finite with min < max"):
+        PublicRangeScaler(ranges=[(1, 1)]).fit(X)
+    with pytest.raises(TypeError, match=r"ranges = None: must be a ranges file"):
+        PublicRangeScaler().fit(X)
+
+
+def test_scikit_learn_parameters_name_hsdps():
+    with pytest.raises(TypeError, match=r"LogisticRegression: C = 0.5 is scikit-learn's parameter, not hsdp's: "
+                                        r"hsdp's l2 plays its role: .* C corresponds to l2 = 1 / \(C n\)"):
+        LogisticRegression(C=0.5)
+    with pytest.raises(TypeError, match=r"LinearRegression: alpha = 0.1 is scikit-learn's parameter, not hsdp's: "
+                                        r"hsdp's l2 plays its role"):
+        LinearRegression(alpha=0.1)
+    with pytest.raises(TypeError, match=r"SoftmaxRegression: max_iter = 100 .*steps or epochs"):
+        SoftmaxRegression(max_iter=100)
+    with pytest.raises(TypeError, match=r"LogisticRegression: unexpected parameter 'colour'"):
+        LogisticRegression(colour=1)
+    # GridSearchCV sets parameters by set_params: the same message.
+    with pytest.raises(TypeError, match=r"LogisticRegression: C = 1.0 is scikit-learn's parameter, not hsdp's"):
+        GridSearchCV(LogisticRegression(), {"C": [1.0]}, cv=2).fit(*blobs(n=40))
+    assert LogisticRegression().set_params(l2=0.5).l2 == 0.5
+
+
+# --- private hyperparameter search (Papernot & Steinke 2022) -----------------------------------
+
+try:
+    import mpmath  # python3-mpmath (scripts/install-deps.sh): only the bound's checks need it
+except ImportError:  # pragma: no cover
+    mpmath = None
+needs_mpmath = pytest.mark.skipif(mpmath is None, reason="python3-mpmath is not installed")
+ORDERS = list(hsdp_sklearn._ORDERS)
+
+
+def mp_law(law, kmax=4000):
+    """P[K = k] from the definition (Papernot & Steinke 2022, Section 3; Poisson), in mpmath."""
+    mp = mpmath.mp
+    if law.distribution == "poisson":
+        mu = mp.mpf(law.mu)
+        return [mp.e ** -mu * mu ** k / mp.factorial(k) for k in range(kmax)]
+    eta, gamma = mp.mpf(law.eta), mp.mpf(law.gamma)
+    out, prod = [mp.mpf(0)], mp.mpf(1)
+    for k in range(1, kmax):
+        prod *= (k - 1 + eta) / k  # prod_{l<k} (l + eta) / (l + 1)
+        if law.eta == 0:
+            out.append((1 - gamma) ** k / (k * mp.log(1 / gamma)))
+        else:
+            out.append((1 - gamma) ** k / (gamma ** -eta - 1) * prod)
+    return out
+
+
+LAWS = [RunsLaw("negative-binomial", eta=0.0, gamma=0.1), RunsLaw("negative-binomial", eta=1.0, gamma=0.2),
+        RunsLaw("negative-binomial", eta=-0.5, gamma=0.3), RunsLaw("negative-binomial", eta=3.0, gamma=0.5),
+        RunsLaw("poisson", mu=5.0)]
+
+
+@needs_mpmath
+@pytest.mark.parametrize("law", LAWS, ids=repr)
+def test_selection_bound_is_the_theorem(law):
+    """Theorems 2 and 6 evaluated independently in 30-digit arithmetic for a Gaussian base
+    mechanism (sensitivity 1, sigma 3: eps(lambda) = lambda / 18, delta(eps) exact): E[K] from
+    the law's definition summed term by term, the Poisson delta_hat from the Gaussian's exact
+    privacy profile. The library's bound is never below, and within 1e-9 (negative binomial; the
+    same orders; the Poisson delta_hat by the same RDP conversion, and never below the bound with
+    the exact delta_hat)."""
+    mp = mpmath.mp
+    mp.dps = 30
+    sigma = mp.mpf(3)
+    eps = [float(mp.mpf(a) / (2 * sigma**2)) for a in ORDERS]
+    ours = hsdp_sklearn.selection_rdp(ORDERS, eps, law)
+    p = mp_law(law)
+    assert abs(mp.fsum(p) - 1) < mp.mpf(10) ** -25
+    mean = mp.fsum(k * pk for k, pk in enumerate(p))
+    assert float(mean) == pytest.approx(law.mean(), rel=1e-13)
+    for a, value in zip(ORDERS, ours):
+        lam = mp.mpf(a)
+        if law.distribution == "negative-binomial":
+            eta, gamma = mp.mpf(law.eta), mp.mpf(law.gamma)
+            middle = min((1 + eta) * (1 - 1 / mp.mpf(h)) * (mp.mpf(h) / (2 * sigma**2))
+                         + (1 + eta) * mp.log(1 / gamma) / mp.mpf(h) for h in ORDERS)
+            exact = lam / (2 * sigma**2) + middle + mp.log(mean) / (lam - 1)
+            assert value >= exact and value == pytest.approx(float(exact), rel=1e-9)
+        else:
+            eps_hat = mp.log(1 + 1 / (lam - 1))
+            m = 1 / sigma
+            delta_hat = mp.ncdf(-eps_hat / m + m / 2) - mp.e ** eps_hat * mp.ncdf(-eps_hat / m - m / 2)
+            exact = lam / (2 * sigma**2) + mp.mpf(law.mu) * delta_hat + mp.log(mean) / (lam - 1)
+            assert value >= exact
+            # delta_hat from the Gaussian's curve by the CKS conversion over the same orders.
+            converted = min(mp.e ** ((mp.mpf(b) - 1) * (mp.mpf(b) / (2 * sigma**2) - eps_hat)) / mp.mpf(b)
+                            * (1 - 1 / mp.mpf(b)) ** (mp.mpf(b) - 1) for b in ORDERS)
+            stated = lam / (2 * sigma**2) + mp.mpf(law.mu) * min(1, converted) + mp.log(mean) / (lam - 1)
+            assert value >= stated and value == pytest.approx(float(stated), rel=1e-9)
+
+
+@needs_mpmath
+@pytest.mark.parametrize("law", LAWS, ids=repr)
+def test_selection_bound_holds_on_an_exact_instance(law):
+    """A base algorithm with 5 ordered outputs whose laws on two neighbours are known exactly
+    (an exponential mechanism, eps0 = 0.8): the selected output's law is P[A <= y] = E[F(y)^K]
+    (K = 0: a fixed output of its own), and its Renyi divergences in both directions, computed
+    exactly, never exceed the bound from Q's exact curve."""
+    mp = mpmath.mp
+    mp.dps = 40
+    eps0 = mp.mpf("0.8")
+    u, v = [0, 1, 0, 1, 1], [1, 0, 1, 0, 0]  # utilities on D and D' (sensitivity 1)
+
+    def law_of(w):
+        weights = [mp.e ** (eps0 * x / 2) for x in w]
+        return [x / mp.fsum(weights) for x in weights]
+
+    P, Pp = law_of(u), law_of(v)
+
+    def renyi(p, q, lam):
+        return mp.log(mp.fsum(a**lam * b ** (1 - lam) for a, b in zip(p, q) if a > 0)) / (lam - 1)
+
+    eps_q = [float(max(renyi(P, Pp, mp.mpf(a)), renyi(Pp, P, mp.mpf(a)))) * (1 + 1e-12) for a in ORDERS]
+    bound = hsdp_sklearn.selection_rdp(ORDERS, eps_q, law)
+    pk = mp_law(law, kmax=600)
+
+    def selected(p):
+        cdf = [mp.fsum(p[: i + 1]) for i in range(len(p))]
+        G = [mp.fsum(pk[k] * c**k for k in range(1, len(pk))) for c in cdf]  # P[K >= 1, A <= y]
+        return [pk[0]] + [G[0]] + [G[i] - G[i - 1] for i in range(1, len(G))]
+
+    A, Ap = selected(P), selected(Pp)
+    above_one_run = 0
+    for a, b, e in zip(ORDERS, bound, eps_q):
+        lam = mp.mpf(a)
+        exact = max(renyi(A, Ap, lam), renyi(Ap, A, lam))
+        assert exact <= b, (a, float(exact), b)
+        above_one_run += exact > e
+    # Not a trivial instance: the selection leaks more than one run at high orders (a "bound"
+    # that forgot the selection's terms would fail above).
+    assert above_one_run >= 10
+
+
+def test_rdp_to_dp_conversion_matches_the_library():
+    """The search converts RDP to (eps, delta) as hsdp's accountant does (CKS 2020 Prop. 12),
+    on a grid of orders instead of a continuous minimum: never below the library's
+    composition-rdp epsilon of the same curve, and within 2%."""
+    run = hsdp.Run(n=1000, eta=0.05, sigma=3, convention="journal", lipschitz=1, smoothness=1, diameter=1,
+                   steps=200)
+    analysis = hsdp.analysis("composition-rdp")
+    curve = [analysis.rdp(run, a) for a in ORDERS]
+    ours, _ = hsdp_sklearn._rdp_to_dp_epsilon(ORDERS, curve, 1e-5)
+    library = analysis.get_epsilon(run, 1e-5)
+    assert library <= ours <= library * 1.02
+    best, names = hsdp.rdp_curve(run, ORDERS)
+    assert all(b <= c for b, c in zip(best, curve)) and all(names)
+
+
+def test_rdp_curve_of_a_trained_run_is_its_comparison_runs():
+    """A trained (gridded) run states no RDP curve in its report; hsdp.rdp_curve gives the curve
+    of its comparison run (the grid's slack added), at least the continuous run's and within
+    1e-6 of it; per-index analyses and non-upper bounds never contribute."""
+    X, y = blobs(n=200)
+    run = LogisticRegression(random_state=1, sampling="poisson", batch_size=50, epochs=2).fit(X, y).privacy_report_.run
+    doc = run.to_dict()
+    assert "noise_grid" in doc
+    best, names = hsdp.rdp_curve(run, ORDERS)
+    continuous = dict(doc)
+    del continuous["noise_grid"]
+    plain, _ = hsdp.rdp_curve(hsdp.Run(**continuous), ORDERS)
+    np.testing.assert_array_less(np.array(plain) * (1 - 1e-12), best)
+    np.testing.assert_allclose(best, plain, rtol=1e-6)
+    assert all(np.isfinite(best)) and all(names)
+    assert all(b >= 0 for b in best)
+    with pytest.raises(ValueError, match=r"alphas"):
+        hsdp.rdp_curve(run, [1.0])
+
+
+def test_private_search_certifies_the_selection():
+    """The search on tiny data: the selection's certificate meets the target, the best run is
+    ranked by the public validation score, nothing of the other runs is kept, a seeded search
+    repeats and is marked, and the runs' target is the largest that meets the total."""
+    X, y = blobs(n=120)
+    Xv, yv = blobs(n=60, seed=5)
+    base = LogisticRegression(feature_ranges=[(-6, 6)])
+    grid = {"l2": [0.0, 0.05], "epochs": [1, 2]}
+    search = PrivateHyperparameterSearch(base, grid, epsilon=2.0, gamma=0.5, run_epsilon=0.5, random_state=3)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        search.fit(X, y, public_validation=(Xv, yv))
+    assert spend_warnings(record) == []  # the search's own runs are accounted by its bound
+    report = search.privacy_report_
+    assert 0.5 < report.epsilon < 2.0 and report.delta == 1e-5 and report.adjacency == "replace"
+    assert report.run_epsilon == 0.5 and report.candidates == 4
+    assert report.seeded and "seeded: for experiments, not for release" in str(report)
+    assert search.best_params_ in [dict(l2=a, epochs=b) for a in (0.0, 0.05) for b in (1, 2)]
+    assert search.best_score_ == search.best_estimator_.score(Xv, yv) == search.score(Xv, yv)
+    assert not any(k for k in vars(search) if "runs" in k or "cv_results" in k or "scores" in k)
+    again = PrivateHyperparameterSearch(base, grid, epsilon=2.0, gamma=0.5, run_epsilon=0.5, random_state=3)
+    again.fit(X, y, public_validation=(Xv, yv))
+    assert again.best_params_ == search.best_params_
+    np.testing.assert_array_equal(again.best_estimator_.coef_, search.best_estimator_.coef_)
+    # The bound is the library's: the candidates' runs' curves through selection_epsilon.
+    runs = search._runs_at(search._candidates(), 0.5, X, y, True)
+    terms, _ = search._bound(runs, RunsLaw("negative-binomial", gamma=0.5))
+    assert terms["epsilon"] == report.epsilon
+    # Calibrated: the largest run target (to 0.2%) whose search meets epsilon.
+    calibrated = PrivateHyperparameterSearch(base, {"l2": [0.0]}, epsilon=2.0, gamma=0.5, random_state=3)
+    calibrated.fit(X, y, public_validation=(Xv, yv))
+    c = calibrated.privacy_report_
+    assert c.epsilon <= 2.0
+    runs = calibrated._runs_at(calibrated._candidates(), c.run_epsilon * 1.01, X, y, True)
+    assert calibrated._bound(runs, RunsLaw("negative-binomial", gamma=0.5))[0]["epsilon"] > 2.0
+    # Repeating a search on the same records spends privacy again.
+    with pytest.warns(hsdp_sklearn.PrivacySpendWarning, match=r"PrivateHyperparameterSearch.fit: 120 of its 120"):
+        again.fit(X, y, public_validation=(Xv, yv))
+
+
+def test_private_search_errors_name_the_parameter():
+    X, y = blobs(n=60)
+    base = LogisticRegression()
+    cases = [
+        (dict(gamma=0.5), {}, TypeError, r"public_validation = None: give \(X_val, y_val\), records you declare public"),
+        (dict(), {"public_validation": (X, y)}, ValueError, r"gamma = None: must be a number in \(0, 1\)"),
+        (dict(gamma=0.5, mu=2), {"public_validation": (X, y)}, ValueError, r"mu = 2: only distribution='poisson'"),
+        (dict(distribution="poisson", mu=2, gamma=0.5), {"public_validation": (X, y)}, ValueError,
+         r"gamma = 0.5: only distribution='negative-binomial'"),
+        (dict(distribution="geometric"), {"public_validation": (X, y)}, ValueError, r"distribution = 'geometric'"),
+        (dict(gamma=0.5, eta=-1), {"public_validation": (X, y)}, ValueError, r"eta = -1: must be a finite number > -1"),
+        (dict(gamma=0.5, epsilon=0), {"public_validation": (X, y)}, ValueError, r"epsilon = 0: must be a finite"),
+    ]
+    for kw, fit_kw, error, message in cases:
+        with pytest.raises(error, match=message):
+            PrivateHyperparameterSearch(base, {"l2": [0.0]}, **kw).fit(X, y, **fit_kw)
+    with pytest.raises(ValueError, match=r"public_validation: 60 of its records are also training records"):
+        PrivateHyperparameterSearch(base, {"l2": [0.0]}, gamma=0.5).fit(X, y, public_validation=(X, y))
+    Xp, yp = blobs(n=30, seed=7)
+    with pytest.raises(ValueError, match=r"\['epsilon'\] are set by the search"):
+        PrivateHyperparameterSearch(base, {"epsilon": [1.0]}, gamma=0.5).fit(X, y, public_validation=(Xp, yp))
+    with pytest.raises(ValueError, match=r"'colour' is not a parameter of LogisticRegression"):
+        PrivateHyperparameterSearch(base, {"colour": [1]}, gamma=0.5).fit(X, y, public_validation=(Xp, yp))
+
+
+def test_selection_epsilon_charges_the_grid_and_the_law_drawn():
+    """selection_epsilon: without a grid it is the selection curve's conversion at delta less
+    the share of the law drawn (tau', the tail beyond k_max and the inversion's lattice and float
+    error), within 1e-4 of the conversion at delta; a grid's E per run adds
+    k_max E to epsilon; a beta too large for delta makes it infinite, never smaller."""
+    eps = [a / 18.0 for a in ORDERS]  # a Gaussian base, sigma 3
+    law = RunsLaw("negative-binomial", eta=0.0, gamma=0.1)
+    plain = hsdp_sklearn.selection_epsilon(ORDERS, eps, law, 1e-5)
+    curve = hsdp_sklearn.selection_rdp(ORDERS, eps, law)
+    base, _ = hsdp_sklearn._rdp_to_dp_epsilon(ORDERS, curve, 1e-5 * (1 - 2.0**-20))
+    # delta_R = delta - tau' (1 + e^(eps_R + 1)): the law drawn's share (tau' ~ 1.9e-10 here).
+    xi = max(1e-5 * 2.0**-20, plain["tau"] * (1 + np.exp(base + 1)))
+    direct, _ = hsdp_sklearn._rdp_to_dp_epsilon(ORDERS, curve, 1e-5 - xi)
+    assert plain["epsilon"] >= direct and plain["epsilon"] == pytest.approx(direct, rel=1e-9)
+    assert base <= plain["epsilon"] <= base + 1e-4
+    assert plain["tau"] < 1e-9 and plain["k_max"] == law.cutoff(1e-5)
+    k_max = int(plain["k_max"])
+    true_tail = sum(np.exp(law.log_pmf(k)) for k in range(k_max + 1, 20 * k_max))
+    assert true_tail <= law.tail(k_max) <= 1e-5 * 2.0**-30
+    gridded = hsdp_sklearn.selection_epsilon(ORDERS, eps, law, 1e-5, grid_epsilon=1e-6, grid_log_beta=-11000.0)
+    assert gridded["epsilon"] >= plain["epsilon"] + plain["k_max"] * 1e-6
+    # and delta_R shrinks by e^(-k_max E / 2): a little more epsilon, no more.
+    assert gridded["epsilon"] <= plain["epsilon"] + plain["k_max"] * 1e-6 + 1e-4
+    hopeless = hsdp_sklearn.selection_epsilon(ORDERS, eps, law, 1e-5, grid_log_beta=np.log(1e-4))
+    assert hopeless["epsilon"] == float("inf")
