@@ -14,6 +14,7 @@
 #include <set>
 
 #include "hsdp/random/csprng.hpp"
+#include "hsdp/random/samplers.hpp"
 #include "hsdp/accountant.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
@@ -422,16 +423,28 @@ TEST(TrainFederated, EachUserExactlyOnce) {
   ASSERT_TRUE(r.report);
   const auto& fed = *std::find_if(r.report->analyses.begin(), r.report->analyses.end(),
                                   [](const auto& a) { return a.name == "federated"; });
-  // On the noise grid the cost of summing the users' discrete noise is not derived
-  // (docs/security.md): the report says so; the continuous run it stands for is covered.
-  EXPECT_FALSE(fed.applicable);
-  EXPECT_NE(fed.reason.find("no charge is derived"), std::string::npos) << fed.reason;
-  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
-    return n.find("summing the users' discrete noise") != std::string::npos;
-  }));
+  // On the noise grid (docs/security.md, "Federated runs on the grid"): the users' messages and
+  // the update are on one grid, the slack (m + 2) / sqrt(m) 2^-32 sqrt(P); the certificate is at
+  // least the continuous run's and within 1% of it.
+  ASSERT_TRUE(fed.applicable) << fed.reason;
+  ASSERT_TRUE(r.run.grid);
+  EXPECT_DOUBLE_EQ(r.run.grid->slack, 10.0 / std::sqrt(8.0) * 0x1p-32 * std::sqrt(double(r.model.parameters())));
   hsdp::Run continuous = r.run;
   continuous.grid.reset();
-  EXPECT_TRUE(hsdp::find_analysis("federated")->evaluate(continuous, hsdp::Query::at_delta(1e-5)).applicable);
+  const auto cont = hsdp::find_analysis("federated")->evaluate(continuous, hsdp::Query::at_delta(c.delta));
+  ASSERT_TRUE(cont.applicable);
+  EXPECT_GE(*fed.epsilon, *cont.epsilon);
+  EXPECT_LE(*fed.epsilon, 1.01 * *cont.epsilon);
+  // The model is on the grid: theta / ((eta / m) lambda) is an integer (before projection; the
+  // ball of radius 10 does not bind here).
+  const double lambda = hsdp::random::GridNoise(hsdp::random::Law::gaussian, r.run.noise_std.at(1) * std::sqrt(8.0) / r.run.eta.at(1)).lambda();
+  double norm2 = 0;
+  for (const double th : r.model.theta) norm2 += th * th;
+  ASSERT_LT(std::sqrt(norm2), 10.0);  // the projection did not act
+  for (const double th : r.model.theta) {
+    const double units = th / (r.run.eta.at(1) / 8.0) / lambda;  // a few ulps of |units| < 2^40
+    EXPECT_NEAR(units, std::nearbyint(units), 1e-2) << th;
+  }
   c.steps = 16;
   EXPECT_THROW(fit(ds, c), InvalidArgument);  // a user would take part twice
 }
@@ -528,12 +541,16 @@ TEST(TrainReport, ViolatedAssumptionsDropAnalyses) {
   EXPECT_FALSE(r.clipping_acts);
   EXPECT_EQ(r.clipped_examples, 0);
   EXPECT_FALSE(r.run.clip.has_value());
-  // shifted-renyi applies to the continuous run; on the trainer's noise grid it does not derive
-  // the roundings' cost and says so (docs/security.md).
-  EXPECT_NE(analysis(*r.report, "shifted-renyi").reason.find("grid"), std::string::npos);
+  // shifted-renyi certifies the trained model on the noise grid (docs/security.md, "shifted-renyi
+  // on the grid"): at least the continuous run's epsilon, and within 1% of it.
+  const auto& on_grid = analysis(*r.report, "shifted-renyi");
+  ASSERT_TRUE(on_grid.applicable) << on_grid.reason;
   hsdp::Run continuous = r.run;
   continuous.grid.reset();
-  EXPECT_TRUE(hsdp::find_analysis("shifted-renyi")->evaluate(continuous, hsdp::Query::at_delta(1e-5)).applicable);
+  const auto cont = hsdp::find_analysis("shifted-renyi")->evaluate(continuous, hsdp::Query::at_delta(c.delta));
+  ASSERT_TRUE(cont.applicable);
+  EXPECT_GE(*on_grid.epsilon, *cont.epsilon);
+  EXPECT_LE(*on_grid.epsilon, 1.01 * *cont.epsilon);
 }
 
 TEST(TrainReport, RegularisedLipschitzRule) {

@@ -179,6 +179,9 @@ std::optional<std::string> check_federated(const Run& run) {
 class Federated final : public Analysis {
  public:
   std::string_view name() const override { return "federated"; }
+  // Noise on a grid: a_t and c_j read sensitivity() and psi_diameter(), which add grid_extra
+  // (common.hpp); the trainer's federated grid has its own slack (docs/security.md).
+  bool charges_grid() const override { return true; }
   std::string_view citation() const override {
     return "Asoodeh, Chen, Calmon, Ozgur 2021 (federated), Thm 2 (Alg. 1; proof in the "
            "appendix, (15)-(24)); closed form for constant parameters and Cor. 1 (11)";
@@ -251,6 +254,9 @@ class Federated final : public Analysis {
 class FederatedRandomStop final : public Analysis {
  public:
   std::string_view name() const override { return "federated-random-stop"; }
+  // Noise on a grid: a_t and c_j read sensitivity() and psi_diameter(), which add grid_extra
+  // (common.hpp); the trainer's federated grid has its own slack (docs/security.md).
+  bool charges_grid() const override { return true; }
   std::string_view citation() const override {
     return "Asoodeh, Chen, Calmon, Ozgur 2021 (federated), Cor. 3 (proof in the appendix) "
            "and its closed form (12)";

@@ -341,7 +341,22 @@ Candidates candidates(const Run& run) {
   const bool clipped = clip_acts(run);
   // Thm 1 (linear bound): any loss; the tracing diffusions' drifts differ by <= S_g/n
   // (Def. B.10). Equal to K Gaussian mechanisms (App. E), so it holds for noisy GD exactly.
-  c.thm1 = langevin::composition_rdp(2.0, p.sg, p.n, p.sigma, p.eta, p.K) / 2;
+  // Noise on a grid (docs/security.md, "langevin on the grid"): each of the K mechanisms is the
+  // Gaussian one on the rounded pre-noise point, whose sensitivity grows by one rounding, at most
+  // slack s: eta S_g / n -> eta S_g / n + slack s, i.e. S_g -> S_g + slack s n / eta.
+  const double sg = run.grid ? p.sg + run.grid->slack * run.noise_std.at(1) * p.n / p.eta : p.sg;
+  c.thm1 = langevin::composition_rdp(2.0, sg, p.n, p.sigma, p.eta, p.K) / 2;
+  // Cor. 1, Cor. 2 and Thm 2 need the iterates' laws to satisfy a log-Sobolev inequality
+  // (Lemma 5: preserved by Lipschitz maps and Gaussian convolution). A law rounded to the grid
+  // is discrete and satisfies none, and the rounding is not Lipschitz: not derived on a grid.
+  const std::string grid_why =
+      "the noise was drawn on a grid: the iterates' laws are rounded (discrete), which satisfy no "
+      "log-Sobolev inequality (Lemma 5 needs Lipschitz maps), so the LSI bounds are not derived for the run "
+      "(docs/security.md)";
+  if (run.grid) {
+    c.cor1_why = c.cor2_why = c.thm2_why = grid_why;
+    return c;
+  }
 
   // Cor. 1: lambda-strongly convex, beta-smooth, eta <= 1/beta (Lemma 5).
   if (clipped) {
@@ -393,6 +408,8 @@ class Langevin final : public RdpAnalysis {
  public:
   std::string_view name() const override { return "langevin"; }
   std::string_view citation() const override { return citation_text(); }
+  // Noise on a grid: Thm 1 with the rounding in the sensitivity; the LSI bounds say why not.
+  bool charges_grid() const override { return true; }
 
   // Thm 1 holds for any loss with a finite sensitivity, so Alg. 1 itself is the only
   // requirement; the tighter bounds are used when their assumptions hold (note, details).
@@ -407,6 +424,7 @@ class Langevin final : public RdpAnalysis {
   std::string note(const Run& run) const override {
     const Candidates c = candidates(run);
     std::string out = fmt::format("{} (smallest applicable)", c.best_name());
+    if (run.grid) return out + "; Cor. 1, Cor. 2, Thm 2 not applicable: " + c.cor1_why;
     if (!c.cor1_why.empty()) out += "; Cor. 1 not applicable: " + c.cor1_why;
     if (!c.cor2_why.empty() && run.loss.strong_convexity == 1.0)
       out += "; Cor. 2 not applicable: " + c.cor2_why;
@@ -450,6 +468,8 @@ class LangevinLower final : public Analysis {
   std::string_view name() const override { return "langevin-lower"; }
   std::string_view citation() const override { return kLowerCitation; }
   BoundKind kind() const override { return BoundKind::lower; }
+  // On a grid check() says why not (a specific reason rather than the generic one).
+  bool charges_grid() const override { return true; }
 
   // The construction: l(th; x) = ||th - x||^2 / 2 on C = R^d (1-strongly convex, 1-smooth),
   // start th_0 = 0, records with ||x_i - x'_i|| = S_g = 2L, 0 < eta < 1. It is a lower bound for
@@ -477,6 +497,12 @@ class LangevinLower final : public Analysis {
     const double eta = run.eta.at(1);
     if (!(eta < 1))
       return fmt::format("Thm 3 holds for step sizes eta < 1, not eta = {}", show(eta));
+    // Last, so that a run outside the construction says so first.
+    if (run.grid)
+      return std::string(
+          "the noise was drawn on a grid: Thm 3 bounds the continuous construction from below, and the "
+          "roundings are bounded here only from above (they could hide part of the loss), so no lower "
+          "bound is derived for the run (docs/security.md)");
     return std::nullopt;
   }
 

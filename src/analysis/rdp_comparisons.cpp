@@ -231,6 +231,8 @@ Minimum pabi_eps_23(const PabiParams& p, double rho, double ld) {
 class PabiFeldman final : public Analysis {
  public:
   std::string_view name() const override { return "pabi-feldman"; }
+  // On a grid check() says which step is not derived (a specific reason).
+  bool charges_grid() const override { return true; }
   std::string_view citation() const override {
     return "journal Thm 6 (Feldman et al. 2018 [53, Thm 26]) converted by journal (22) and (23)";
   }
@@ -241,6 +243,12 @@ class PabiFeldman final : public Analysis {
           "bounds the randomly stopped PNSGD (journal Alg. 2, Feldman et al. Thm 26): use {}",
           report_field("release", "random-stop"));
     if (auto why = check_pnsgd(run)) return why;
+    if (run.grid)
+      return std::string(
+          "the noise was drawn on a grid: the per-stopping-time bounds of Feldman et al.'s Thm 23 gain the "
+          "roundings' shifts (derivable), but the weak convexity of their Lemma 25, which sets sigma >= "
+          "L sqrt(2 (alpha-1) alpha) and the factor 2 of Thm 26, is stated for the continuous bounds and "
+          "its statement is not in papers/ to re-check (docs/security.md)");
     const double beta = *run.loss.smoothness, eta = run.eta.at(1);
     if (eta > 2.0 / beta)
       return fmt::format("needs eta <= 2/beta (journal Thm 6): eta = {} > 2/beta = {}", show(eta),
@@ -341,6 +349,17 @@ BalleParams balle_params(const Run& run) {
     p.kappa = base * std::pow(p.M, md) / md;
     p.kappa_printed = base * std::pow(p.M, md + 1) / md;
   }
+  if (run.grid) {
+    // Noise on a grid (docs/security.md, "balle-mixing on the grid"): kappa bounds the shifted-
+    // Renyi value (alpha/2) sum a_t^2 / s^2 of [15]'s argument over the n - i + 1 noisy steps
+    // from the record's; each step adds a shift slack s, absorbed where it arises, so by
+    // Minkowski sqrt(2 kappa) grows by slack sqrt(n - i + 1). The worst position (no index, or a
+    // shuffled order) takes kappa(n) >= kappa(i) with the most steps, n.
+    const bool worst = !(run.index && run.sampling != Sampling::shuffle);
+    const double steps = static_cast<double>(worst ? run.n : run.n - p.index + 1);
+    const double r = std::sqrt(p.kappa) + run.grid->slack * std::sqrt(steps / 2.0);
+    p.kappa = r * r;
+  }
   return p;
 }
 
@@ -375,6 +394,8 @@ double balle_eps(double kappa, double ld) {
 class BalleMixing final : public Analysis {
  public:
   std::string_view name() const override { return "balle-mixing"; }
+  // Noise on a grid: kappa with the steps' slack (balle_params).
+  bool charges_grid() const override { return true; }
   std::string_view citation() const override {
     return "isit Prop. 1 eq. (15) (Balle et al. 2019 [15, Thm 5]), optimal RDP conversion of journal (23)";
   }

@@ -101,6 +101,12 @@ struct Setup {
   double c = 1.0;             ///< contraction factor (< 1: strongly convex, B.3)
   Sampling sampling = Sampling::poisson;
   std::int64_t n = 0, b = 0;
+  /// Noise on a grid (Run::grid, docs/security.md "shifted-renyi on the grid"): the extra
+  /// distance per step relative to s_t (0 without a grid). Each step's map moves two coupled
+  /// points at most slack s_t further apart than the continuous map, and the sampled Gaussian's
+  /// bias grows by at most slack s_t; both are paid below.
+  double slack = 0.0;
+  double s_max = 0.0;         ///< max_t s_t (the window's first step, non-constant case)
 };
 
 Setup make_setup(const Run& run) {
@@ -118,12 +124,16 @@ Setup make_setup(const Run& run) {
   st.D = run.diameter;
   st.L = *run.loss.lipschitz;
   st.constant = run.eta.is_constant() && run.noise_std.is_constant();
+  if (run.grid) st.slack = run.grid->slack;
+  st.s_max = run.noise_std.max();
   const double bb = run.sampling == Sampling::full ? static_cast<double>(run.n)
                                                    : static_cast<double>(run.batch_size);
   if (st.constant) {
     st.s = run.noise_std.at(1);
     st.eta = run.eta.at(1);
-    st.ratio = st.s / (st.k * st.eta * st.L / bb);
+    // With a grid the bias of the sampled Gaussian is the difference of two roundings of points
+    // k eta L / b apart: at most k eta L / b + slack s (docs/security.md).
+    st.ratio = st.s / (st.k * st.eta * st.L / bb + st.slack * st.s);
   } else {
     st.tail.assign(static_cast<std::size_t>(st.T) + 1, 0.0);
     for (std::int64_t m = 1; m <= st.T; ++m) {
@@ -131,8 +141,10 @@ Setup make_setup(const Run& run) {
       const double s = run.noise_std.at(t);
       st.tail[static_cast<std::size_t>(m)] = st.tail[static_cast<std::size_t>(m - 1)] + s * s;
     }
-    for (std::int64_t t = 1; t <= st.T; ++t)
-      st.ratio = std::min(st.ratio, run.noise_std.at(t) / (st.k * run.eta.at(t) * st.L / bb));
+    for (std::int64_t t = 1; t <= st.T; ++t) {
+      const double s = run.noise_std.at(t);
+      st.ratio = std::min(st.ratio, s / (st.k * run.eta.at(t) * st.L / bb + st.slack * s));
+    }
   }
   // Thm 5.1 / (B.3): c-contractive gradient steps (constant schedules only).
   const double lambda = run.loss.strong_convexity;
@@ -187,6 +199,25 @@ std::int64_t argmin_convex(const G& g, std::int64_t lo, std::int64_t hi) {
   return lo;
 }
 
+/// Noise on a grid (docs/security.md, "shifted-renyi on the grid"): the window's PABI term
+/// `base` (evaluated with the start gap D + slack s_first) plus the extra shift slack s_t of
+/// each of its T~ steps, absorbed at the step where it arises (a_t -> a_t + slack s_t); by
+/// Minkowski sqrt(sum a_t^2 / s1_t^2) grows by slack sqrt(T~ / f), i.e.
+///   (sqrt(base) + slack sqrt(alpha T~ / (2 f)))^2,  f = s1^2 / s^2 (f = 1: no split).
+/// Exactly `base` without a grid.
+double with_grid_shift(const Setup& st, double alpha, double f, std::int64_t tt, double base) {
+  if (st.slack == 0.0) return base;
+  const double extra = st.slack * std::sqrt(alpha * static_cast<double>(tt) / (2.0 * f));
+  const double r = std::sqrt(base) + extra;
+  return r * r;
+}
+
+/// The start gap of a PABI window: D, plus one step's rounding slack s (the step from the
+/// window's first iterate W_tau in K adds its rounding before the first shift is paid).
+double window_gap(const Setup& st) {
+  return st.D + st.slack * (st.constant ? st.s : st.s_max);
+}
+
 /// The second branch of (B.2) / (B.3) / (5.7) at a fixed split f = sigma1^2/sigma^2 in (0,1):
 /// min over T~ in 1..T-1 of (T~ + 1) Q + PABI(T~), or its value at T~ = fixed_tt when
 /// fixed_tt > 0. Offers every evaluated point to `best`. Returns Q (every value of this
@@ -196,7 +227,8 @@ double split_branch(const Setup& st, double alpha, double f, Optimum& best,
   if (st.T < 2) return kInf;  // T~ in {1, ..., T-1} is empty
   const double Q = step_rdp(alpha, st.q, std::sqrt(1.0 - f) * st.ratio);
   if (std::isinf(Q)) return Q;
-  const double aD2 = alpha * st.D * st.D;
+  const double Dg = window_gap(st);
+  const double aD2 = alpha * Dg * Dg;
   const std::int64_t hi = st.T - 1;
   if (fixed_tt > hi) return Q;
   if (!st.constant) {
@@ -207,7 +239,7 @@ double split_branch(const Setup& st, double alpha, double f, Optimum& best,
     // The Y_t of the window are those of the last T~ steps (proof of Thm 3.1, Step 3b).
     auto g = [&](std::int64_t tt) {
       return static_cast<double>(tt + 1) * Q +
-             aD2 / (2.0 * f * st.tail[static_cast<std::size_t>(tt)]);
+             with_grid_shift(st, alpha, f, tt, aD2 / (2.0 * f * st.tail[static_cast<std::size_t>(tt)]));
     };
     double v_best = kInf;
     std::int64_t t_best = 0;
@@ -227,7 +259,7 @@ double split_branch(const Setup& st, double alpha, double f, Optimum& best,
     auto g = [&](std::int64_t tt) {
       const double x = static_cast<double>(tt) * two_log_c;  // log c^{2T~}
       const double frac = st.c > 0 ? (1.0 - st.c * st.c) * std::exp(x) / -std::expm1(x) : 0.0;
-      return static_cast<double>(tt + 1) * Q + aD2 * frac / (2.0 * s1sq);
+      return static_cast<double>(tt + 1) * Q + with_grid_shift(st, alpha, f, tt, aD2 * frac / (2.0 * s1sq));
     };
     const std::int64_t tt = fixed_tt > 0 ? fixed_tt : argmin_convex(g, 1, hi);
     best.offer(g(tt), Branch::strongly_convex, tt, f);
@@ -236,7 +268,8 @@ double split_branch(const Setup& st, double alpha, double f, Optimum& best,
   // (B.2) / (3.7): (T~ + 1) Q + alpha D^2 / (2 s1^2 T~), convex in T~; the paper's
   // "min(T, D/(eta sigma1) sqrt(alpha/(2Q)))" modulo floor/ceiling, done exactly.
   auto g = [&](std::int64_t tt) {
-    return static_cast<double>(tt + 1) * Q + aD2 / (2.0 * s1sq * static_cast<double>(tt));
+    return static_cast<double>(tt + 1) * Q +
+           with_grid_shift(st, alpha, f, tt, aD2 / (2.0 * s1sq * static_cast<double>(tt)));
   };
   const std::int64_t tt = fixed_tt > 0 ? fixed_tt : argmin_convex(g, 1, hi);
   best.offer(g(tt), Branch::split, tt, f);
@@ -318,7 +351,9 @@ void optimise_split(const Setup& st, double alpha, Optimum& best) {
 
 /// (B.1): full-batch GD (Thm 5.6 with b = n), constant schedules.
 void full_batch(const Setup& st, double alpha, Optimum& best) {
-  const double delta = st.k * st.eta * st.L / static_cast<double>(st.n);  // 2 eta L / n
+  // 2 eta L / n; with a grid + slack s: every step's map moves two coupled points at most
+  // slack s further apart (docs/security.md), so each a_t and the start gap pay it.
+  const double delta = st.k * st.eta * st.L / static_cast<double>(st.n) + st.slack * st.s;
   const double scale = alpha / (2.0 * st.s * st.s);
   best.offer(scale * static_cast<double>(st.T) * delta * delta, Branch::full_composition, 0, 0.0);
   if (!std::isfinite(st.D)) return;
@@ -346,13 +381,18 @@ void full_batch(const Setup& st, double alpha, Optimum& best) {
 void cyclic(const Setup& st, double alpha, Optimum& best) {
   const double sens = st.k * st.eta * st.L / static_cast<double>(st.b);
   const double P = static_cast<double>(st.n / st.b);
-  const double Dt = st.D + sens;
+  // With a grid the window's start gap gains one step's slack s, and each of the T~ steps'
+  // extra slack s is absorbed where it arises (Minkowski: sqrt(sum a_t^2) + slack s sqrt(T~)).
+  const double extra = st.slack * st.s;
+  const double Dt = st.D + sens + extra;
   const double scale = alpha / (2.0 * st.s * st.s);
   auto cost = [&](std::int64_t tt) {
     const double D0 = tt == st.T ? 0.0 : Dt;
     const double m = std::ceil(static_cast<double>(tt) / P);
     const double x = static_cast<double>(tt);
-    return scale * (D0 * D0 / x + 2.0 * (D0 / x) * m * sens + sens * sens * ((m - 1.0) / P + 1.0));
+    const double sum_a2 = D0 * D0 / x + 2.0 * (D0 / x) * m * sens + sens * sens * ((m - 1.0) / P + 1.0);
+    const double r = std::sqrt(sum_a2) + extra * std::sqrt(x);
+    return scale * r * r;
   };
   best.offer(cost(st.T), Branch::cyclic, st.T, 0.0);
   if (!std::isfinite(st.D) || st.T < 2) return;
@@ -393,6 +433,9 @@ class ShiftedRenyi final : public RdpAnalysis {
     return "Altschuler & Talwar 2022, Noisy-SGD: Thm 3.1 / (B.2), (B.1), Thm 5.1 / (B.3), "
            "(5.7), Thm 5.6 / (5.6), Remark B.2";
   }
+  // Noise on a grid: the sampled Gaussian's bias + slack s, the window's start gap + slack s and
+  // each window step's extra shift slack s absorbed where it arises (docs/security.md).
+  bool charges_grid() const override { return true; }
 
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::last)

@@ -60,6 +60,8 @@ struct Params {
   std::int64_t h = 0;    // floor(m/2)
   std::int64_t K = 1;    // epochs
   std::int64_t r = 1;    // steps of the last epoch (m, or steps < m for a single partial epoch)
+  std::int64_t T = 1;    // steps
+  double slack = 0;      // noise grid: extra shift per step over s (0 without a grid)
 };
 
 Params params(const Run& run) {
@@ -79,6 +81,8 @@ Params params(const Run& run) {
   p.h = p.m / 2;
   p.K = run.steps <= p.m ? 1 : run.steps / p.m;
   p.r = run.steps <= p.m ? run.steps : p.m;
+  p.T = run.steps;
+  if (run.grid) p.slack = run.grid->slack;
   return p;
 }
 
@@ -97,10 +101,21 @@ double earlier_sum(const Params& p) {
   return std::expm1(g * static_cast<double>(p.K - 1)) / std::expm1(g);
 }
 
+/// The RDP of one read followed by j - 1 noisy contractions, over alpha, for a read whose shifted-
+/// Renyi energy is `energy` (in units of the per-step ratio (2/z)^2: e1(j), or the earlier epochs'
+/// sum) over `steps` noisy steps: (2/z^2) energy. Noise on a grid (docs/security.md, "ye-shokri
+/// on the grid"): each of the steps adds a shift slack s, absorbed where it arises; by Minkowski
+/// (1/2) ((2/z) sqrt(energy) + slack sqrt(steps))^2.
+double per_alpha(const Params& p, double energy, std::int64_t steps) {
+  if (p.slack == 0.0) return 2.0 * energy / (p.z * p.z);
+  const double r = 2.0 / p.z * std::sqrt(energy) + p.slack * std::sqrt(static_cast<double>(steps));
+  return 0.5 * r * r;
+}
+
 /// The earlier-epochs term at order alpha (0 for one epoch).
 double earlier_term(const Params& p, double alpha) {
   if (p.K <= 1) return 0.0;
-  return (2.0 * alpha / (p.z * p.z)) * e1(p, p.h) * earlier_sum(p);
+  return alpha * per_alpha(p, e1(p, p.h) * earlier_sum(p), p.T);
 }
 
 /// Visits the positions j = 1..r as (j, count): every j up to kExactTerms, then blocks
@@ -123,22 +138,25 @@ void for_blocks(std::int64_t r, F&& f) {
 /// largest exponent factored out (no overflow). +inf when the exponent is.
 double last_term(const Params& p, double alpha) {
   const double u = alpha - 1.0;
-  const double R = 2.0 * alpha / (p.z * p.z);
-  const double top = u * R * e1(p, 1);  // the largest exponent (e1(1) = 1)
-  if (!std::isfinite(top)) return kInf;
+  // A block [j, j + len) is bounded by its largest term: e1 decreases in j, the grid's shift term
+  // grows with the number of steps j + len - 1.
+  auto R = [&](std::int64_t j, std::int64_t len) { return alpha * per_alpha(p, e1(p, j), j + len - 1); };
+  double top = 0.0;  // the largest exponent over u
+  for_blocks(p.r, [&](std::int64_t j, std::int64_t len) { top = std::max(top, R(j, len)); });
+  if (!std::isfinite(u * top)) return kInf;
   const double m = static_cast<double>(p.m);
   double sum = 0.0;
-  if (top <= 1.0) {
+  if (u * top <= 1.0) {
     for_blocks(p.r, [&](std::int64_t j, std::int64_t len) {
-      sum += static_cast<double>(len) * std::expm1(u * R * e1(p, j));
+      sum += static_cast<double>(len) * std::expm1(u * R(j, len));
     });
     return std::log1p(sum / m) / u;
   }
   for_blocks(p.r, [&](std::int64_t j, std::int64_t len) {
-    sum += static_cast<double>(len) * std::exp(u * R * e1(p, j) - top);
+    sum += static_cast<double>(len) * std::exp(u * (R(j, len) - top));
   });
-  sum += static_cast<double>(p.m - p.r) * std::exp(-top);
-  return R * e1(p, 1) + std::log(sum / m) / u;
+  sum += static_cast<double>(p.m - p.r) * std::exp(-u * top);
+  return top + std::log(sum / m) / u;
 }
 
 double ye_shokri_rdp(const Params& p, double alpha) {
@@ -156,6 +174,8 @@ class YeShokri final : public RdpAnalysis {
            "converted by CKS 2020 Prop. 12 and journal (23)";
   }
   BoundKind kind() const override { return BoundKind::comparison; }
+  // Noise on a grid: each read's shifted-Renyi energy plus the steps' slack (per_alpha).
+  bool charges_grid() const override { return true; }
 
   std::optional<std::string> check(const Run& run) const override {
     if (run.release != Release::last)

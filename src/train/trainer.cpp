@@ -208,7 +208,14 @@ class NoiseSource {
 // What drawing the noise on a grid costs the analyses (run.hpp NoiseGrid, docs/security.md):
 // each step's map gains at most two roundings, 2 lambda sqrt(P) <= 2 2^-32 sqrt(P) s_t, and
 // every draw's law is within e^(+-eta) of the rounded continuous law outside probability beta.
-NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, Algorithm algorithm, NoiseKind kind) {
+// Federated (Gaussian): the users' messages and the server's update are on one grid, and the
+// sum of the m users' discrete Gaussians has the law of one discrete Gaussian of m times the
+// variance up to a factor 1 +- e^(-2 pi^2 2^62) (Poisson summation; docs/security.md,
+// "Federated runs on the grid"): one draw per coordinate and round, and at most m + 2 roundings
+// of size lambda sqrt(P) / 2 in message units per step and run, i.e. a slack of
+// (m + 2) / sqrt(m) 2^-32 sqrt(P) relative to the parameter-space std eta sigma / sqrt(m).
+NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, std::int64_t batch, Algorithm algorithm,
+                     NoiseKind kind) {
   NoiseGrid g;
   g.slack = 2.0 * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
   const double draws = static_cast<double>(parameters) * static_cast<double>(steps);
@@ -216,12 +223,46 @@ NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, Algorithm algor
   g.epsilon = 2.0 * draws * (gaussian ? random::kGaussianEta : random::kLaplaceEta);
   if (gaussian) g.log_beta = std::log(draws) + random::kGaussianLogBeta;
   if (algorithm == Algorithm::federated) {
-    // Each user adds its own discrete noise: the privacy of their sum is not derived here.
-    g.log_beta = 0.0;
-    g.reason = "federated: each user's noise is drawn on its own grid and the cost of summing the users' "
-               "discrete noise is not derived (docs/security.md)";
+    const double m = static_cast<double>(batch);
+    g.slack = (m + 2.0) / std::sqrt(m) * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
+    if (!gaussian) {
+      // The sum of discrete Laplace draws is not a discrete Laplace: no law derived for it.
+      g.log_beta = 0.0;
+      g.reason = "federated with Laplace noise: the law of the sum of the users' discrete Laplace draws is "
+                 "not derived (docs/security.md)";
+    }
   }
   return g;
+}
+
+// Federated on the grid (docs/security.md, "Federated runs on the grid"): every message and the
+// server's update are integers in units of the users' grid lambda (the grid of the per-user std
+// s). An index is exact while every term of the round's sum stays below 2^52 / (m + 1) units
+// (the sum of at most 2 m + 1 of them is then an integer below 2^53, in any order).
+struct FederatedGrid {
+  double lambda = 0.0, limit = 0.0;
+  std::uint64_t out_of_range = 0;
+  /// The grid of step t: the users' per-user std s, m users per round.
+  void set(const random::GridNoise& g, std::int64_t m) {
+    lambda = g.lambda();
+    limit = 0x1p52 / static_cast<double>(m + 1);
+  }
+  /// round(u / lambda) (u / lambda exact: lambda is a power of two), range-checked.
+  double index(double u) {
+    const double w = std::nearbyint(u / lambda);
+    if (!(std::fabs(w) < limit)) ++out_of_range;
+    return w;
+  }
+  /// One user's noise K in grid units, range-checked.
+  double draw(const random::GridNoise& g, random::Csprng& rng) {
+    const auto k = static_cast<double>(g.draw(rng));
+    if (!(std::fabs(k) < limit)) ++out_of_range;
+    return k;
+  }
+};
+
+random::Law law_of(NoiseKind kind) {
+  return kind == NoiseKind::gaussian ? random::Law::gaussian : random::Law::laplace;
 }
 
 }  // namespace
@@ -416,11 +457,12 @@ data::Dataset client_records(const data::Dataset& data, const std::vector<std::v
 }
 
 // federated Alg. 1 across processes (TrainConfig::Federation, docs/distributed.md). Per
-// round: the server's m user ids (broadcast), the clients' noisy messages summed to the
-// server (reduce, with the clipped count as one more coordinate), the new theta
+// round: the server's m user ids (broadcast), the clients' noisy messages (grid units) summed to
+// the server (reduce, with the clipped and out-of-range counts as two more coordinates), the new theta
 // (broadcast). Then the released theta (broadcast) and the clients' sums of the training
 // loss and of the correct predictions (reduce) for the server's evaluation.
-void federated_rounds(TrainResult& res, const data::Dataset& mine,
+// Returns the server's count of grid indices out of range (0 on a client).
+std::uint64_t federated_rounds(TrainResult& res, const data::Dataset& mine,
                       const std::vector<std::vector<std::int64_t>>& local, const Plan& plan, const Run& run,
                       const TrainConfig& config, const random::Key& key, const TrainConfig::Federation& fed) {
   const std::size_t P = res.model.parameters();
@@ -434,7 +476,6 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
   random::Csprng rng(server ? key
                             : config.seed ? random::Csprng(key).derive_key("federated client", static_cast<std::uint64_t>(fed.rank))
                                           : random::entropy_key());
-  NoiseSource noise(rng, config.noise);
 
   const std::int64_t T = plan.steps;
   std::int64_t tau = T;
@@ -448,7 +489,10 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
   res.released_step = tau;
   res.batch_order = describe_batch_order(plan.sampling, users, plan.batch, T, res.seeded);
   std::vector<double>& theta = res.model.theta;
-  std::vector<double> message(P + 1), tmp(P), released = theta;
+  // message: P grid indices, the clipped count, the out-of-range count (docs/security.md).
+  std::vector<double> message(P + 2), tmp(P), released = theta;
+  FederatedGrid fg;
+  std::uint64_t out_of_range = 0;
   std::vector<std::int64_t> ids(static_cast<std::size_t>(plan.batch));
   const double clip = config.clip ? *config.clip : 0.0;
   const double l2 = config.loss.l2;
@@ -460,25 +504,52 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
     fed.broadcast_ids(ids);
     std::fill(message.begin(), message.end(), 0.0);
     const double eta = plan.eta.at(t);
+    // The users' grid: that of the per-user std s = sigma (the parameter-space std times
+    // sqrt(m) / eta, as in one process); the same on every process.
+    const double s = config.no_noise ? 0.0 : run.noise_std.at(t) * std::sqrt(m) / eta;
+    std::optional<random::GridNoise> gn;
+    if (s > 0) {
+      gn.emplace(law_of(config.noise), s);
+      fg.set(*gn, plan.batch);
+    }
     if (!server) {
-      // Each of this client's users in the round: its mean gradient plus its own sigma Z_j
-      // (s = sigma, the parameter-space std times sqrt(m) / eta, as in one process).
-      const double s = config.no_noise ? 0.0 : run.noise_std.at(t) * std::sqrt(m) / eta;
+      // This client's users in the round: the sum of their mean gradients rounded to the grid,
+      // plus each user's own noise K_u, in grid units (docs/security.md, "Federated runs on the
+      // grid"); without noise the plain sum.
       std::int64_t clipped = 0;
+      std::int64_t here = 0;
       for (const auto u : ids) {
         if (1 + u % clients != fed.rank) continue;
         clipped += add_user_mean(res.model, mine, local[static_cast<std::size_t>(u)], clip, message, tmp);
-        if (s > 0)
-          for (std::size_t j = 0; j < P; ++j) message[j] += noise.draw(s);
+        ++here;
+      }
+      if (gn) {
+        for (std::size_t j = 0; j < P; ++j) {
+          double k = fg.index(message[j]);
+          for (std::int64_t i = 0; i < here; ++i) k += fg.draw(*gn, rng);
+          message[j] = k;
+        }
       }
       message[P] = static_cast<double>(clipped);
+      message[P + 1] = static_cast<double>(fg.out_of_range);
+      fg.out_of_range = 0;
     }
     fed.reduce(message);
     if (server) {
       res.clipped_examples += std::llround(message[P]);
+      out_of_range += static_cast<std::uint64_t>(std::llround(message[P + 1]));
       for (const auto u : ids) ++res.uses[static_cast<std::size_t>(u)];
       if (config.record_batches) res.batches.push_back(ids);
-      for (std::size_t j = 0; j < P; ++j) theta[j] -= eta * (message[j] / m + l2 * theta[j]);
+      if (gn) {
+        // theta <- P((eta/m) lambda J), J = round(c(theta) m / (eta lambda)) - sum of the messages.
+        const double scale = eta / m;
+        for (std::size_t j = 0; j < P; ++j) {
+          const double J = fg.index((theta[j] - eta * l2 * theta[j]) / scale) - message[j];
+          theta[j] = scale * (J * fg.lambda);
+        }
+      } else {
+        for (std::size_t j = 0; j < P; ++j) theta[j] -= eta * (message[j] / m + l2 * theta[j]);
+      }
       config.constraint.project(theta);
       max_excess = std::max(max_excess, config.constraint.excess(theta));
       if (t == tau) released = theta;
@@ -497,6 +568,22 @@ void federated_rounds(TrainResult& res, const data::Dataset& mine,
   }
   fed.reduce(sums);
   if (server && sums[2] > 0) res.train_evaluation = evaluation_of(res.model, {sums[0], sums[1], sums[2]});
+  return server ? out_of_range + fg.out_of_range : 0;
+}
+
+// A noisy value left the range where the grid is exact (`count` of them): its set of possible
+// values is no longer known to be input-independent, so no analysis certifies the run.
+void mark_out_of_range(TrainResult& res, Run& run, const Plan& plan, const TrainConfig& config, std::uint64_t count) {
+  if (count == 0 || !run.grid) return;
+  run.grid->log_beta = 0.0;
+  run.grid->reason = fmt::format(
+      "{} noisy value{} left the range where doubles represent the noise grid exactly (|value| >= 2^52 "
+      "grid steps, 2^20 noise stds{})",
+      count, count == 1 ? "" : "s",
+      config.algorithm == Algorithm::federated ? "; federated: 2^52 / (m + 1) steps per term" : "");
+  res.notes.push_back(run.grid->reason + ": the report certifies nothing");
+  res.report = account_request(run, Query::at_delta(config.delta));
+  res.account_request = account_request(run, plan, res.sigma, config.delta);
 }
 
 }  // namespace
@@ -507,7 +594,7 @@ Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::s
   Run run = base_run(config, p, n, parameters);
   if (config.sigma) run.noise_std = noise_from_sigma(p, config.noise, *config.sigma);
   if (config.noise_std) run.noise_std = Schedule(*config.noise_std);
-  if (!config.no_noise) run.grid = noise_grid(parameters, p.steps, config.algorithm, config.noise);
+  if (!config.no_noise) run.grid = noise_grid(parameters, p.steps, p.batch, config.algorithm, config.noise);
   return run;
 }
 
@@ -590,7 +677,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   // Noise drawn on a grid (docs/security.md): its cost, known before training, is part of the
   // run every analysis (and the calibration) reads.
   if (!config.no_noise) {
-    run.grid = noise_grid(P, plan.steps, config.algorithm, config.noise);
+    run.grid = noise_grid(P, plan.steps, plan.batch, config.algorithm, config.noise);
     if (!run.grid->reason.empty()) res.notes.push_back(run.grid->reason + ": the report certifies nothing");
   }
 
@@ -639,8 +726,9 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   res.seeded = config.seed.has_value();
   random::Key key = config.seed ? random::seed_key(*config.seed) : random::entropy_key();
   if (fed) {
-    federated_rounds(res, mine, mine_users, plan, run, config, key, *fed);
+    const std::uint64_t out_of_range = federated_rounds(res, mine, mine_users, plan, run, config, key, *fed);
     if (res.clipped_examples > 0 && !plan.clipping_acts) throw std::logic_error("clipping acted although C >= L");
+    if (fed->rank == 0) mark_out_of_range(res, run, plan, config, out_of_range);
     res.run = run;
     return res;
   }
@@ -673,6 +761,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   const double l2 = config.loss.l2;
   const double inv_plan_b = 1.0 / static_cast<double>(plan.batch);
   const bool local_noise = config.algorithm == Algorithm::federated;
+  FederatedGrid fgrid;  // federated's grid indices (out-of-range count)
   double max_excess = -kInf;
   const std::int64_t report_every = std::max<std::int64_t>(1, T / 200);
   // Data parallel: this process holds records [first, last) (at local index i - first); per
@@ -726,11 +815,20 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
                              : inv_plan_b;
     if (local_noise && !config.no_noise) {
       // federated Alg. 1: user j sends grad_j + sigma Z_j; the aggregator averages the m
-      // messages. In parameter space: eta/m sum_j sigma Z_j has std eta sigma / sqrt(m).
+      // messages. In parameter space: eta/m sum_j sigma Z_j has std eta sigma / sqrt(m). On the
+      // grid of the per-user std s (docs/security.md, "Federated runs on the grid"): the users'
+      // summed gradient rounded, plus each user's K_u, and the server's c(theta) = theta -
+      // eta lambda theta in message units rounded, all in grid units J; theta <- P((eta/m) lambda J).
+      // As under mpirun, where each client rounds its users' sum (at most m + 2 roundings).
       const double s = run.noise_std.at(t) * std::sqrt(static_cast<double>(plan.batch)) / eta;
-      for (std::size_t u = 0; u < batch.size(); ++u)
-        for (std::size_t j = 0; j < P; ++j) grad[j] += noise.draw(s);
-      for (std::size_t j = 0; j < P; ++j) theta[j] -= eta * (grad[j] * inv_b + l2 * theta[j]);
+      const random::GridNoise gn(law_of(config.noise), s);
+      fgrid.set(gn, plan.batch);
+      const double scale = eta * inv_b;
+      for (std::size_t j = 0; j < P; ++j) {
+        double J = fgrid.index((theta[j] - eta * l2 * theta[j]) / scale) - fgrid.index(grad[j]);
+        for (std::size_t u = 0; u < batch.size(); ++u) J -= fgrid.draw(gn, rng);
+        theta[j] = scale * (J * fgrid.lambda);
+      }
     } else {
       const double s = config.no_noise ? 0.0 : run.noise_std.at(t);
       for (std::size_t j = 0; j < P; ++j) {
@@ -747,18 +845,8 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   res.max_constraint_excess = max_excess;
   if (res.clipped_examples > 0 && !plan.clipping_acts)
     throw std::logic_error("clipping acted although C >= L");
-  if (noise.out_of_range() > 0 && run.grid) {
-    // A noisy value left the range where the grid is exact: its set of possible values is no
-    // longer known to be input-independent, so no analysis certifies the run.
-    run.grid->log_beta = 0.0;
-    run.grid->reason = fmt::format(
-        "{} noisy value{} left the range where doubles represent the noise grid exactly (|value| >= 2^52 "
-        "grid steps, 2^20 noise stds)",
-        noise.out_of_range(), noise.out_of_range() == 1 ? "" : "s");
-    res.notes.push_back(run.grid->reason + ": the report certifies nothing");
-    res.report = account_request(run, Query::at_delta(config.delta));
-    res.account_request = account_request(run, plan, res.sigma, config.delta);
-  }
+  mark_out_of_range(res, run, plan, config, noise.out_of_range() + fgrid.out_of_range);
+
   res.run = run;
   return res;
 }
