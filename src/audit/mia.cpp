@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/interrupt.hpp"
 #include "hsdp/limits.hpp"
 #include "hsdp/random/csprng.hpp"
 
@@ -350,6 +351,7 @@ MiaResult mia(const data::Dataset& stored, train::TrainConfig config, const MiaO
   for (std::int64_t job = 2; job < total; ++job) {
     if (failed.load()) continue;
     try {
+      poll_interrupt();  // also polled inside each training (include/hsdp/interrupt.hpp)
       run_one(job);
       tick();
     } catch (...) {
