@@ -40,6 +40,7 @@ import os
 import struct
 import sys
 import time
+from typing import Any, Optional, Tuple
 
 import numpy as np
 import torch
@@ -49,11 +50,14 @@ import hsdp.torch as hsdp_torch
 FASHION = "/usr/share/datasets/fashion-mnist"
 
 
-def read_idx(path):
+def read_idx(path: str) -> "np.ndarray[Any, np.dtype[np.uint8]]":
     """An IDX file (plain or gzipped) as a numpy array."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
+    if path.endswith(".gz"):
+        with gzip.open(path, "rb") as f:
+            data = f.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
     zero, kind, dims = struct.unpack(">HBB", data[:4])
     if zero != 0 or kind != 0x08:
         raise ValueError("%s: not an unsigned-byte IDX file" % path)
@@ -61,7 +65,7 @@ def read_idx(path):
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
-def load(images, labels, subset=None):
+def load(images: str, labels: str, subset: Optional[int] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     """Records of classes 5 and 7: features scaled to norm <= 1 (the model adds the bias); labels -1 / +1."""
     x = read_idx(os.path.join(FASHION, images)).reshape(-1, 784).astype(np.float64) / 255.0
     y = read_idx(os.path.join(FASHION, labels)).astype(np.int64)
@@ -73,7 +77,7 @@ def load(images, labels, subset=None):
     return torch.tensor(x), torch.tensor(y)
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
