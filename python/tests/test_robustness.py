@@ -139,6 +139,7 @@ def _interrupt_after(seconds):
     # each runs for many seconds when not interrupted
     lambda: hsdp.train(RNG.normal(size=(2000, 20)) / 8, np.arange(2000) % 2, sigma=1.0, seed=1, epochs=100000),
     lambda: hsdp.audit_mia(X, Y, sigma=1.0, trials=100000, seed=1),
+    lambda: hsdp.compare(hsdp.Run(example=True), x="steps", from_=1, to=10**6, points=2000),
 ])
 def test_ctrl_c_lands_within_a_second(call):
     timer = _interrupt_after(0.2)
@@ -225,7 +226,9 @@ def test_every_result_repr_names_its_adjacency():
                          strong_convexity=0.5, diameter=2, dimension=5),
                hsdp.compare(run, x="steps", from_=1, to=10, points=2),
                hsdp.compare(run, x="steps", from_=1, to=10, points=2).curves[0],
-               hsdp.train(X, Y, sigma=1.0, seed=1)]
+               hsdp.train(X, Y, sigma=1.0, seed=1),
+               hsdp.calibrate_parameter(lambda s: hsdp.Run(**dict(BASE, noise_std=s)), epsilon=1, delta=1e-5,
+                                        lower=0.01, upper=100)]
     for r in results:
         assert "replace-one adjacency" in repr(r), repr(r)
     assert remove.add_remove_best is not None
