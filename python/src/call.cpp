@@ -189,11 +189,10 @@ py::object checked(const Signature& s, const Parameter& p, py::handle given) {
   const py::handle v = scalar;
   if (type == "int") {
     if (!is_integer(v)) type_error(s, p.name, "int", v);
-    py::int_ out(py::reinterpret_borrow<py::object>(v));  // numpy integers as int (operator.index)
-    if (beyond_64_bits(out))
-      throw py::value_error(escape_controls(
-          fmt::format("{} = {}: must be an integer in the 64-bit range", p.name, py::repr(out).cast<std::string>())));
-    return out;
+    // numpy integers as int (operator.index). Its range is the binding's: a seed names its own
+    // ([0, 2**64 - 1], unsigned_keyword); a value an int64 cannot hold fails pybind11's
+    // conversion and is named below (call_through).
+    return py::int_(py::reinterpret_borrow<py::object>(v));
   }
   if (type == "float") {
     if (!is_real(v)) type_error(s, p.name, "float", v);
@@ -367,16 +366,16 @@ py::object call_through(const py::object& original, const Signature& s, const py
           plausible = type_name(v) == type.substr(5);
         if (!plausible) type_error(s, p.name, p.type, v);
       }
-      // Then an int that fits 64 bits unsigned but not signed (2**63 .. 2**64 - 1) where the
-      // library takes a signed integer.
+      // Then an int the library's 64-bit integer cannot hold: its range.
       for (const auto& p : s.parameters) {
         const auto it = call.given.find(p.name);
         if (it == call.given.end() || base_type(p.type) != "int" || !py::isinstance<py::int_>(it->second)) continue;
         int overflow = 0;
         PyLong_AsLongLongAndOverflow(it->second.ptr(), &overflow);
         if (overflow != 0)
-          throw py::value_error(escape_controls(fmt::format("{} = {}: must be an integer in [-2**63, 2**63 - 1]", p.name,
-                                                            py::repr(it->second).cast<std::string>())));
+          throw py::value_error(escape_controls(fmt::format(
+              "{} = {}: must be an integer in {}", p.name, py::repr(it->second).cast<std::string>(),
+              beyond_64_bits(it->second) ? "the 64-bit range" : "[-2**63, 2**63 - 1]")));
       }
       std::string got;
       for (const auto& [name, value] : call.given)

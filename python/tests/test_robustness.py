@@ -110,8 +110,12 @@ def test_an_integer_beyond_64_bits_names_its_keyword_and_the_range():
         hsdp.compare(hsdp.Run(example=True), x="epsilon", from_=0.5, to=2.5, points=np.uint64(2**64 - 1))
     with pytest.raises(ValueError, match=r"^to = 1000000000000000\d*\.\.\.: must be a number in the float64 range"):
         hsdp.compare(hsdp.Run(example=True), x="epsilon", from_=0.5, to=10**400, points=3)
+    with pytest.raises(ValueError, match=r"^points = 36893488147419103232: must be an integer in the 64-bit range"):
+        hsdp.compare(hsdp.Run(example=True), x="epsilon", from_=0.5, to=2.5, points=2**65)
     # the seed keeps its own range (0 .. 2**64 - 1)
     assert hsdp.Generator(seed=np.uint64(2**64 - 1)).seeded
+    with pytest.raises(ValueError, match=r"^seed = 18446744073709551616: must be an integer in \[0, 18446744073709551615\]"):
+        hsdp.Generator(seed=2**64)
 
 
 def test_zero_dimensional_arrays_are_scalars():
