@@ -22,10 +22,15 @@ HEADER = '''"""Type stubs of the hsdp package, generated from it by scripts/stub
 {doc}
 """
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 import numpy.typing as npt
+
+# The pure-Python submodules, imported on first use (hsdp/__init__.py's __getattr__): after a
+# plain `import hsdp`, hsdp.sklearn and hsdp.torch are typed by their own sources.
+from hsdp import sklearn as sklearn
+from hsdp import torch as torch
 
 __version__: str
 '''
@@ -38,6 +43,17 @@ def clean(text: str) -> str:
     text = text.replace("numpy.float64", "float")
     text = re.sub(r"\b(os\.PathLike|function|capsule|handle|kwargs|args)\b", "Any", text)
     return text
+
+
+def clean_parameter(text: str) -> str:
+    """A parameter's stub type: what the module accepts, which is more than what it returns.
+    An array parameter takes anything numpy turns into an array (lists, tuples, scalars:
+    npt.ArrayLike), a list parameter any sequence (pybind11 converts tuples and other sequences
+    to its std::vector), so that hsdp.train(X=[[0.0, 1.0]], y=[0]) type-checks as it runs."""
+    text = re.sub(r"numpy\.ndarray\[[^\]]*\]", "npt.ArrayLike", text)
+    text = re.sub(r"\bList\[", "Sequence[", text)
+    text = re.sub(r"\bDict\[", "Mapping[", text)
+    return clean(text)
 
 
 def split_top(text: str) -> list[str]:
@@ -85,7 +101,7 @@ def stub_def(name: str, obj, indent: str, method: bool, owner: str = "") -> str:
             if method and not args:
                 args.append("self")  # the instance, whatever pybind11 names it
                 continue
-            text = f"{arg}: {clean(annotation) or 'Any'}"
+            text = f"{arg}: {clean_parameter(annotation) or 'Any'}"
             args.append(text + (" = ..." if default else ""))
         ret = clean(m.group(2) or "None")
         ret = RETURNS.get((owner, name), "Dict[str, Any]" if name in DICT_METHODS and ret == "object" else ret)

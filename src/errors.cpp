@@ -122,7 +122,7 @@ double require_closed(const Param& parameter, double value, double lo, double hi
 std::int64_t require_range(const Param& parameter, std::int64_t value, std::int64_t lo,
                            std::int64_t hi) {
   if (value < lo || value > hi)
-    fail(parameter, std::to_string(value), fmt::format("an integer in [{}, {}]", lo, hi));
+    fail(parameter, fmt::format("{}", value), fmt::format("an integer in [{}, {}]", lo, hi));
   return value;
 }
 
@@ -166,6 +166,15 @@ double parse_real(const Param& parameter, std::string_view text) {
   // Out of range: beyond the largest double (1e400; never inf), or below the smallest (1e-400,
   // read as 0 or a subnormal by from_chars's contract only in some libraries: refused too).
   if (ec == std::errc::result_out_of_range) fail(parameter, text, "a number in the float64 range");
+  return value;
+}
+
+std::optional<double> read_real(std::string_view text) {
+  const std::string_view number = without_plus(text);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value))
+    return std::nullopt;
   return value;
 }
 

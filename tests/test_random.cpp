@@ -9,6 +9,8 @@
 // whole file: a failure means a wrong law, not bad luck.
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -83,6 +85,58 @@ TEST(Csprng, SeededStreamsAreReproducibleAndDistinct) {
   // A derived key differs from its parent's and from another label's.
   EXPECT_NE(a.derive_key("x", 0), a.key());
   EXPECT_NE(a.derive_key("x", 0), a.derive_key("x", 1));
+}
+
+// Draws `count` words (and 3 bits first, so that buffered bits are exercised) in a forked child
+// and returns them (through a pipe); the parent then draws as many.
+std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>> draws_across_fork(Csprng& g, int count) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<std::uint64_t> mine;
+    for (int i = 0; i < 3; ++i) mine.push_back(g.next_bit());
+    for (int i = 0; i < count; ++i) mine.push_back(g.next_u64());
+    const auto size = static_cast<ssize_t>(mine.size() * sizeof(std::uint64_t));
+    _exit(write(fds[1], mine.data(), static_cast<std::size_t>(size)) == size ? 0 : 1);
+  }
+  close(fds[1]);
+  std::vector<std::uint64_t> parent, child(static_cast<std::size_t>(count) + 3);
+  for (int i = 0; i < 3; ++i) parent.push_back(g.next_bit());
+  for (int i = 0; i < count; ++i) parent.push_back(g.next_u64());
+  auto* out = reinterpret_cast<char*>(child.data());
+  std::size_t got = 0;
+  for (ssize_t r; got < child.size() * sizeof(std::uint64_t) && (r = read(fds[0], out + got, child.size() * 8 - got)) > 0;)
+    got += static_cast<std::size_t>(r);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(got, child.size() * sizeof(std::uint64_t));
+  return {parent, child};
+}
+
+TEST(Csprng, AnEntropyKeyedGeneratorRekeysInAForkedChild) {
+  // Parent and child must never draw the same words (docs/security.md, "The generator"), even
+  // those buffered before the fork; the parent's stream is unchanged by the fork.
+  Csprng g = Csprng::from_entropy();
+  g.next_u64();  // 4 KiB of keystream buffered
+  Csprng twin(g);  // the parent's stream without a fork in between
+  const auto [parent, child] = draws_across_fork(g, 600);  // across a refill
+  ASSERT_EQ(child.size(), 603u);
+  std::set<std::uint64_t> seen(parent.begin() + 3, parent.end());
+  int shared = 0;
+  for (std::size_t i = 3; i < child.size(); ++i) shared += seen.count(child[i]) ? 1 : 0;
+  EXPECT_EQ(shared, 0);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(parent[static_cast<std::size_t>(i)], twin.next_bit());
+  for (std::size_t i = 3; i < parent.size(); ++i) EXPECT_EQ(parent[i], twin.next_u64());
+}
+
+TEST(Csprng, ASeededGeneratorContinuesItsStreamInAForkedChild) {
+  // The documented choice: a seeded stream is a function of its seed only.
+  Csprng g = Csprng::from_seed(9);
+  g.next_u64();
+  const auto [parent, child] = draws_across_fork(g, 600);
+  EXPECT_EQ(parent, child);
 }
 
 TEST(Csprng, UniformBelowHasNoModuloBias) {

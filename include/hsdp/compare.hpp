@@ -89,6 +89,7 @@ struct CompareCurve {
   /// the detail is absent. +inf means "no finite guarantee" (drawn as a gap).
   std::vector<std::optional<double>> ys;
   std::vector<std::string> reasons;  ///< per x: the not-applicable reason, or empty
+  Adjacency adjacency = Adjacency::replace;  ///< the neighbouring relation of its variant's runs
   bool applicable_somewhere() const;
 };
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -145,6 +146,13 @@ std::int64_t parse_integer(const Param& parameter, std::string_view text);
 /// nearest double; empty or other text, or a value beyond the float64 range (1e400), is an
 /// InvalidArgument naming `parameter` with the text as given. Ranges are the caller's to check.
 double parse_real(const Param& parameter, std::string_view text);
+
+/// The finite number written `text` in parse_real's notation, or nothing (empty or other text,
+/// inf, nan, a value beyond the float64 range): for text that may or may not be a number (a
+/// label "0.5" or "M"). Like every parse and print of a number in hsdp, it does not depend on
+/// the C locale (std::from_chars; fmt without 'L'): under LC_NUMERIC=de_DE.UTF-8 "1.5" is
+/// still 1.5 and 1.5 prints "1.5" (docs/input.md, "Numbers").
+std::optional<double> read_real(std::string_view text);
 
 /// `text` with its control characters (and DEL) escaped as C escapes: \n, \t, \r, \0, \x1b.
 /// Every message shows names and values through it: a file name with a newline or an escape

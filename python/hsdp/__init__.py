@@ -9,6 +9,8 @@ scikit-learn:
 """
 
 import importlib as _importlib
+import types as _types
+import typing as _typing
 
 try:
     from hsdp import _hsdp
@@ -28,8 +30,13 @@ _train_fields = _hsdp._train_fields  # the training request's table (tests and t
 
 _SUBMODULES = ("torch", "sklearn")
 
+if _typing.TYPE_CHECKING:  # what the lazy attributes below are (the generated __init__.pyi says the same)
+    from hsdp import sklearn as sklearn  # noqa: F401
+    from hsdp import torch as torch  # noqa: F401
 
-def __getattr__(name):
+
+def __getattr__(name: str) -> _types.ModuleType:
+    # `import hsdp; hsdp.sklearn.LogisticRegression(...)` imports the submodule on first use.
     if name in _SUBMODULES:
         return _importlib.import_module(f"hsdp.{name}")
     raise AttributeError(f"module 'hsdp' has no attribute '{name}'")

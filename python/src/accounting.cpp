@@ -102,8 +102,8 @@ void bind_accounting(py::module_& m) {
       }, "The RDP curve at the query's alphas: [(alpha, eps_alpha), ...].")
       .def("__repr__", [](const AnalysisResult& r) {
         if (!r.applicable) return fmt::format("<AnalysisResult {}: not applicable: {}>", r.name, r.reason);
-        return fmt::format("<AnalysisResult {} ({}): epsilon={} delta={}>", r.name,
-                           to_string(r.kind), show(*r.epsilon), show(*r.delta));
+        return fmt::format("<AnalysisResult {} ({}): epsilon={} delta={} under {}>", r.name,
+                           to_string(r.kind), show(*r.epsilon), show(*r.delta), adjacency_words(r.adjacency));
       });
 
   py::class_<Report>(m, "Report", "Every analysis on one run and query, and the tightest valid upper bound.")
@@ -157,9 +157,10 @@ void bind_accounting(py::module_& m) {
       .def("table", [](const Report& r) { return to_table(r); }, "The table `hsdp account` prints.")
       .def("__str__", [](const Report& r) { return to_table(r); })
       .def("__repr__", [](const Report& r) {
-        if (!r.best) return std::string("<hsdp.Report: no analysis applies>");
+        if (!r.best) return fmt::format("<hsdp.Report: no analysis applies under {}>", adjacency_words(r.run.adjacency));
         const auto& b = r.analyses[*r.best];
-        return fmt::format("<hsdp.Report best={} epsilon={} delta={}>", b.name, show(*b.epsilon), show(*b.delta));
+        return fmt::format("<hsdp.Report best={} epsilon={} delta={} under {}>", b.name, show(*b.epsilon),
+                           show(*b.delta), adjacency_words(r.run.adjacency));
       });
 
   m.def(

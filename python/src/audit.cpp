@@ -2,6 +2,8 @@
 // worst-case instance next to every applicable upper bound (`hsdp audit exact`).
 #include "hsdp/audit/exact.hpp"
 
+#include <fmt/format.h>
+
 #include "call.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
@@ -29,14 +31,24 @@ void bind_audit(py::module_& m) {
       }, "[(alpha, D_alpha, error), ...] at the query's alphas.")
       .def_property_readonly("value", &ExactResult::value, "epsilon when at_delta, else delta.")
       .def_property_readonly("lo", &ExactResult::lo, "max(0, value - error).")
-      .def_property_readonly("hi", &ExactResult::hi, "value + error.");
+      .def_property_readonly("hi", &ExactResult::hi, "value + error.")
+      .def("__repr__", [](const ExactResult& r) {
+        // The exact audit refuses any other adjacency (src/audit/exact.cpp).
+        return fmt::format("<hsdp.ExactResult {}={} +- {} at {}={} under {}>", r.at_delta ? "epsilon" : "delta",
+                           show(r.value()), show(r.error), r.at_delta ? "delta" : "epsilon",
+                           show(r.at_delta ? r.delta : r.epsilon), adjacency_words(Adjacency::replace));
+      });
 
   py::class_<BoundRow>(m, "BoundRow", "One upper bound next to the exact value.")
       .def_readonly("name", &BoundRow::name, "The analysis.")
       .def_readonly("citation", &BoundRow::citation, "Paper, theorem and equation.")
       .def_readonly("value", &BoundRow::value, "The bound's epsilon (delta query) or delta (epsilon query).")
       .def_readonly("ratio", &BoundRow::ratio, "value / the exact value (inf when that is 0).")
-      .def_readonly("consistent", &BoundRow::consistent, "value >= the exact value's lower end.");
+      .def_readonly("consistent", &BoundRow::consistent, "value >= the exact value's lower end.")
+      .def("__repr__", [](const BoundRow& b) {
+        return fmt::format("<hsdp.BoundRow {} value={} ratio={} under {}>", b.name, show(b.value), show(b.ratio),
+                           adjacency_words(Adjacency::replace));
+      });
 
   py::class_<Tightness>(m, "Tightness", "The result of hsdp.audit_exact.")
       .def_property_readonly("run", [](const Tightness& t) { return PyRun{t.run, std::nullopt}; }, "The run audited.")
@@ -47,7 +59,11 @@ void bind_audit(py::module_& m) {
            py::arg("indent") = 2, "The JSON `hsdp audit exact --json` prints (without the final newline).")
       .def("to_dict", [](const Tightness& t) { return to_python(to_json(t)); }, "to_json() as a dict.")
       .def("table", [](const Tightness& t) { return to_table(t); }, "The table `hsdp audit exact` prints.")
-      .def("__str__", [](const Tightness& t) { return to_table(t); });
+      .def("__str__", [](const Tightness& t) { return to_table(t); })
+      .def("__repr__", [](const Tightness& t) {
+        return fmt::format("<hsdp.Tightness exact {}={} with {} upper bounds under {}>", t.exact.at_delta ? "epsilon" : "delta",
+                           show(t.exact.value()), t.bounds.size(), adjacency_words(t.run.adjacency));
+      });
 
   m.def(
       "audit_exact",

@@ -115,7 +115,7 @@ void bind_calibrate(py::module_& m) {
       .def("__repr__", [](const CalibrationResult& r) {
         if (!r.feasible) return "<hsdp.CalibrationResult infeasible: " + r.reason + ">";
         return "<hsdp.CalibrationResult " + r.name + "=" + show(r.value) + " achieved epsilon=" +
-               show(r.achieved_epsilon) + " (" + r.achieved_name + ", " + std::string(to_string(r.adjacency)) + ")>";
+               show(r.achieved_epsilon) + " (" + r.achieved_name + ", " + adjacency_words(r.adjacency) + ")>";
       });
 
   py::class_<ParameterSolution>(m, "ParameterSolution", "The solution of hsdp.calibrate_parameter.")
@@ -136,9 +136,10 @@ void bind_calibrate(py::module_& m) {
       .def_readonly("evaluations", &ParameterSolution::evaluations, "Runs accounted by the search.")
       .def_readonly("note", &ParameterSolution::note, "Remarks on the search.")
       .def("__repr__", [](const ParameterSolution& r) {
-        if (!r.feasible) return "<hsdp.ParameterSolution infeasible: " + r.reason + ">";
+        if (!r.feasible)
+          return "<hsdp.ParameterSolution infeasible under " + adjacency_words(r.run.adjacency) + ": " + r.reason + ">";
         return "<hsdp.ParameterSolution value=" + show(r.value) + " achieved epsilon=" + show(r.achieved_epsilon) +
-               " (" + r.achieved_name + ")>";
+               " (" + r.achieved_name + ", " + adjacency_words(r.run.adjacency) + ")>";
       });
 
   m.def("calibrate_parameter", &calibrate_parameter_py, py::arg("make"), py::kw_only(), py::arg("epsilon"),

@@ -151,19 +151,59 @@ std::string base_type(const std::string& type, bool* optional = nullptr) {
       fmt::format("{}(): keyword '{}' expects {}, got {} ({})", s.name, keyword, expected, type_name(v), shown)));
 }
 
-// Checks one argument against its declared type; returns the value to pass (a numpy integer
-// as an int). Throws TypeError for a bool given as a number, a float given as an int.
-py::object checked(const Signature& s, const Parameter& p, py::handle v) {
+// A 0-d numpy array (np.array(1.0), what reductions such as x.sum() of an array can give) as
+// the scalar it holds: accepted wherever that scalar is.
+py::object scalar_of(py::handle v) {
+  if (py::isinstance<py::array>(v) && py::reinterpret_borrow<py::array>(v).ndim() == 0) return v.attr("item")();
+  return py::reinterpret_borrow<py::object>(v);
+}
+
+std::string shown_value(py::handle v) {
+  std::string shown = py::repr(v).cast<std::string>();
+  if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+  return shown;
+}
+
+// An integer beyond the 64-bit range (signed or unsigned) that no int keyword of the module takes.
+bool beyond_64_bits(py::handle v) {
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow == 0) return false;
+  if (overflow < 0) return true;
+  PyLong_AsUnsignedLongLong(v.ptr());
+  const bool beyond = PyErr_Occurred() != nullptr;
+  PyErr_Clear();
+  return beyond;
+}
+
+// Checks one argument against its declared type; returns the value to pass (a numpy integer of
+// any width as an int, a numpy real of any width as a float, a 0-d array as its scalar).
+// Throws TypeError for a bool given as a number, a float given as an int; ValueError naming
+// the keyword for a number beyond what its type holds (int: 64 bits; float: float64).
+py::object checked(const Signature& s, const Parameter& p, py::handle given) {
   bool optional = false;
   const std::string type = base_type(p.type, &optional);
-  if (v.is_none()) return py::reinterpret_borrow<py::object>(v);
+  if (given.is_none()) return py::reinterpret_borrow<py::object>(given);
+  const py::object scalar = type == "int" || type == "float" || type == "bool" ? scalar_of(given)
+                                                                               : py::reinterpret_borrow<py::object>(given);
+  const py::handle v = scalar;
   if (type == "int") {
     if (!is_integer(v)) type_error(s, p.name, "int", v);
-    return py::int_(py::reinterpret_borrow<py::object>(v));  // numpy integers as int (operator.index)
+    // numpy integers as int (operator.index). Its range is the binding's: a seed names its own
+    // ([0, 2**64 - 1], unsigned_keyword); a value an int64 cannot hold fails pybind11's
+    // conversion and is named below (call_through).
+    return py::int_(py::reinterpret_borrow<py::object>(v));
   }
   if (type == "float") {
     if (!is_real(v)) type_error(s, p.name, "float", v);
-    return py::reinterpret_borrow<py::object>(v);
+    PyObject* out = PyNumber_Float(v.ptr());  // float16 .. longdouble, and ints, as float64
+    if (!out) {
+      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw py::error_already_set();
+      PyErr_Clear();
+      throw py::value_error(
+          escape_controls(fmt::format("{} = {}: must be a number in the float64 range", p.name, shown_value(v))));
+    }
+    return py::reinterpret_steal<py::object>(out);
   }
   if (type == "bool") {
     if (!is_bool(v)) type_error(s, p.name, "bool", v);
@@ -177,10 +217,31 @@ py::object checked(const Signature& s, const Parameter& p, py::handle v) {
     type_error(s, p.name, "a path (str or os.PathLike)", v);
   if ((type == "List[float]" || type == "List[int]") && !py::isinstance<py::str>(v) && py::hasattr(v, "__iter__") &&
       !py::isinstance<py::array>(v)) {
-    // Numbers one by one: a bool in a list of numbers is refused too.
-    for (const py::handle item : v)
+    // Numbers one by one: a bool in a list of numbers is refused too; numpy scalars of any
+    // width and 0-d arrays become Python numbers.
+    py::list items;
+    for (const py::handle given_item : v) {
+      const py::object item = scalar_of(given_item);
       if (type == "List[int]" ? !is_integer(item) : !is_real(item))
         type_error(s, p.name, fmt::format("a list of {}", type == "List[int]" ? "int" : "float"), item);
+      if (type == "List[int]") {
+        py::int_ out(item);
+        if (beyond_64_bits(out))
+          throw py::value_error(escape_controls(fmt::format("{} = {}: must be integers in the 64-bit range", p.name,
+                                                            py::repr(out).cast<std::string>())));
+        items.append(out);
+      } else {
+        PyObject* out = PyNumber_Float(item.ptr());
+        if (!out) {
+          if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw py::error_already_set();
+          PyErr_Clear();
+          throw py::value_error(escape_controls(
+              fmt::format("{} = {}: must be numbers in the float64 range", p.name, shown_value(item))));
+        }
+        items.append(py::reinterpret_steal<py::object>(out));
+      }
+    }
+    return items;
   }
   return py::reinterpret_borrow<py::object>(v);
 }
@@ -284,14 +345,9 @@ py::object call_through(const py::object& original, const Signature& s, const py
     current = outer;
     // Arguments that match every parameter's declared type can still fail pybind11's own
     // conversion (a value beyond 64 bits, a list where a number is expected): named here.
+    // (checked() refused every int beyond 64 bits and every float beyond float64 already: the
+    // keyword blamed here is one whose value does not fit, never the first int keyword given.)
     if (e.matches(PyExc_TypeError) && std::string(e.what()).find("incompatible") != std::string::npos) {
-      for (const auto& p : s.parameters) {
-        const auto it = call.given.find(p.name);
-        if (it != call.given.end())
-          if (base_type(p.type) == "int" && is_integer(it->second))
-            throw py::value_error(escape_controls(fmt::format("{} = {}: must be an integer in the 64-bit range",
-                                                              p.name, py::repr(it->second).cast<std::string>())));
-      }
       // The first argument whose value is plainly not of its parameter's type.
       for (const auto& p : s.parameters) {
         const auto it = call.given.find(p.name);
@@ -309,6 +365,17 @@ py::object call_through(const py::object& original, const Signature& s, const py
         else if (type.starts_with("hsdp."))
           plausible = type_name(v) == type.substr(5);
         if (!plausible) type_error(s, p.name, p.type, v);
+      }
+      // Then an int the library's 64-bit integer cannot hold: its range.
+      for (const auto& p : s.parameters) {
+        const auto it = call.given.find(p.name);
+        if (it == call.given.end() || base_type(p.type) != "int" || !py::isinstance<py::int_>(it->second)) continue;
+        int overflow = 0;
+        PyLong_AsLongLongAndOverflow(it->second.ptr(), &overflow);
+        if (overflow != 0)
+          throw py::value_error(escape_controls(fmt::format(
+              "{} = {}: must be an integer in {}", p.name, py::repr(it->second).cast<std::string>(),
+              beyond_64_bits(it->second) ? "the 64-bit range" : "[-2**63, 2**63 - 1]")));
       }
       std::string got;
       for (const auto& [name, value] : call.given)
@@ -361,6 +428,11 @@ void wrap(py::handle owner, const std::string& name, const std::string& shown, b
 }
 
 }  // namespace
+
+py::object numeric_scalar(py::handle v) { return scalar_of(v); }
+bool is_bool_value(py::handle v) { return is_bool(v); }
+bool is_integer_value(py::handle v) { return is_integer(v); }
+bool is_real_value(py::handle v) { return is_real(v); }
 
 bool given(const char* keyword) { return !current || current->given.count(keyword) > 0; }
 

@@ -32,6 +32,14 @@ py::object given_value(const char* keyword);
 /// The name of the call being made ("hsdp.train()", "Model.predict()"), for messages.
 std::string current_call();
 
+/// Numbers as the wrapper reads them, for the bindings that take **kwargs (hsdp.Run): a 0-d
+/// array as the scalar it holds; whether a value is a bool (Python's or numpy's), an integer
+/// (Python's or numpy's of any width, not a bool), a real (an integer or a float of any width).
+py::object numeric_scalar(py::handle v);
+bool is_bool_value(py::handle v);
+bool is_integer_value(py::handle v);
+bool is_real_value(py::handle v);
+
 /// Wraps every function of `m` and every method and constructor of its classes (after
 /// install_signatures: each wrapper keeps its function's docstring and text signature).
 void install_calls(py::module_& m);

@@ -40,6 +40,12 @@ inline py::object optional_float(const std::optional<double>& v) {
   return v ? py::object(py::float_(*v)) : py::object(py::none());
 }
 
+/// The neighbouring relation a privacy number holds for, as every repr() names it.
+inline std::string adjacency_words(Adjacency a, bool user_level = false) {
+  return std::string(user_level ? "user-level " : "") +
+         (a == Adjacency::replace ? "replace-one adjacency" : "add/remove-one adjacency");
+}
+
 /// "delta" / "epsilon" query of the CLI's run flags (--delta, --epsilon, --alpha), with the
 /// CLI's validation and messages: at most one of the two, default delta = 1e-5.
 Query make_query(std::optional<double> delta, std::optional<double> epsilon,

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "call.hpp"
 #include "common.hpp"
 #include "hsdp/errors.hpp"
@@ -80,7 +82,8 @@ void bind_compare(py::module_& m) {
       .def_property_readonly("applicable", &CompareCurve::applicable_somewhere,
                              "True when the analysis applies at some x (the curve is drawn).")
       .def("__repr__", [](const CompareCurve& c) {
-        return fmt::format("<hsdp.CompareCurve {}{}>", c.label, c.applicable_somewhere() ? "" : " (not applicable)");
+        return fmt::format("<hsdp.CompareCurve {} under {}{}>", c.label, adjacency_words(c.adjacency),
+                           c.applicable_somewhere() ? "" : " (not applicable)");
       });
 
   py::class_<Comparison>(m, "Comparison", "The result of hsdp.compare: every curve along the sweep, its CSV and its plot.")
@@ -106,7 +109,16 @@ void bind_compare(py::module_& m) {
       .def("to_svg", [](const Comparison& c) { return svg::render(to_plot(c)); },
            "The SVG plot `hsdp compare --svg` writes for the same request.")
       .def("__repr__", [](const Comparison& c) {
-        return fmt::format("<hsdp.Comparison {}: {} points, {} curves>", c.title, c.xs.size(), c.curves.size());
+        // The curves' neighbouring relations (a figure's variants may differ).
+        std::vector<std::string> relations;
+        for (const auto& curve : c.curves) {
+          const std::string words = adjacency_words(curve.adjacency);
+          if (std::find(relations.begin(), relations.end(), words) == relations.end()) relations.push_back(words);
+        }
+        std::string under;
+        for (const auto& r : relations) under += (under.empty() ? "" : " and ") + r;
+        return fmt::format("<hsdp.Comparison {}: {} points, {} curves under {}>", c.title, c.xs.size(), c.curves.size(),
+                           under.empty() ? adjacency_words(Adjacency::replace) : under);
       });
 
   m.def("compare", &compare_like_cli, py::arg("run") = py::none(), py::kw_only(), py::arg("x") = py::none(),

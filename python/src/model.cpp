@@ -78,10 +78,9 @@ bool integer_text(const std::string& s, std::int64_t& out) {
   return begin != end && ec == std::errc() && p == end;
 }
 bool number_text(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && std::isfinite(out);
+  const auto v = read_real(s);  // not strtod: locale.setlocale must not turn "0.5" into text
+  if (v) out = *v;
+  return v.has_value();
 }
 
 LabelType label_type(const std::vector<std::string>& raw) {

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "field_names.hpp"  // cli/: reports read the same as the command's (flags)
 #include "hsdp/errors.hpp"
+#include "hsdp/interrupt.hpp"
 #include "hsdp/version.hpp"
 
 namespace hsdp::python {
@@ -51,9 +52,7 @@ std::string keyword(std::string_view field) {
 // A value as Python source: numbers and one-letter placeholders ("E") bare, words quoted.
 std::string python_value(std::string_view value) {
   const std::string text(value);
-  char* end = nullptr;
-  std::strtod(text.c_str(), &end);
-  const bool number = !text.empty() && end == text.c_str() + text.size();
+  const bool number = read_real(text).has_value() || text == "inf" || text == "-inf" || text == "nan";
   if (number || (text.size() == 1 && text[0] >= 'A' && text[0] <= 'Z')) return text;
   return fmt::format("'{}'", text);
 }
@@ -72,6 +71,43 @@ FieldNames keyword_names() {
     return out;
   };
   return f;
+}
+
+// Ctrl-C during a long call (include/hsdp/interrupt.hpp): the library's loops poll this check
+// (every few ms per thread, the GIL released around the call); on the main thread it takes the
+// GIL and runs Python's signal handlers. When one raises (KeyboardInterrupt from SIGINT, or
+// what the user's handler raises), its exception is kept for the translator, which raises it
+// once the call has unwound. Other threads (the audit's workers) never run Python's handlers
+// (Python runs them on the main thread only); they stop at their next poll once the main
+// thread's check said stop.
+struct PendingSignal {
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+};
+PendingSignal pending_signal;  // touched with the GIL held only
+unsigned long main_thread_ident = 0;
+
+bool check_signals() {
+  if (PyThread_get_thread_ident() != main_thread_ident) return false;
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() == 0) return false;
+  Py_CLEAR(pending_signal.type);
+  Py_CLEAR(pending_signal.value);
+  Py_CLEAR(pending_signal.traceback);
+  PyErr_Fetch(&pending_signal.type, &pending_signal.value, &pending_signal.traceback);
+  return true;
+}
+
+// The exception a signal handler raised during the call, as the call's error.
+void raise_pending_signal() {
+  hsdp::stop_handled();
+  if (pending_signal.type) {
+    PyErr_Restore(pending_signal.type, pending_signal.value, pending_signal.traceback);
+    pending_signal = {};
+  } else {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+  }
 }
 
 }  // namespace
@@ -198,9 +234,13 @@ PYBIND11_MODULE(_hsdp, m) {
   // Anything else a C++ function throws is a bug, never the caller's input: RuntimeError naming
   // the call (hsdp::internal_error). pybind11's own exceptions (TypeError, ...), Python errors
   // and std::bad_alloc (MemoryError) keep their translation.
+  main_thread_ident = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  hsdp::set_interrupt_check(check_signals);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const hsdp::Interrupted&) {
+      raise_pending_signal();
     } catch (const hsdp::InvalidArgument& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const py::error_already_set&) {

@@ -70,9 +70,9 @@ void bind_plan(py::module_& m) {
       .def("text", [](const Plan& p) { return to_text(p); }, "The text `hsdp plan` prints.")
       .def("__str__", [](const Plan& p) { return to_text(p); })
       .def("__repr__", [](const Plan& p) {
-        if (!p.feasible) return "<hsdp.Plan infeasible: " + p.reason + ">";
+        if (!p.feasible) return "<hsdp.Plan infeasible under " + adjacency_words(p.target_adjacency) + ": " + p.reason + ">";
         return "<hsdp.Plan " + std::string(to_string(p.setting)) + " sigma=" + show(p.sigma) + " " +
-               p.utility_name + "=" + show(p.utility) + ">";
+               p.utility_name + "=" + show(p.utility) + " under " + adjacency_words(p.target_adjacency) + ">";
       });
 
   m.def("plan", &plan_like_cli, py::arg("setting"), py::kw_only(), py::arg("epsilon"), py::arg("delta"),

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "call.hpp"
 #include "common.hpp"
 #include "field_names.hpp"  // cli/: cli_args() are the command's flags
 #include "hsdp/errors.hpp"
@@ -34,27 +35,42 @@ bool is_bool(py::handle v) {
   return py::isinstance<py::bool_>(v) || std::string(py::str(py::type::handle_of(v).attr("__name__"))) == "bool_";
 }
 
-std::optional<std::int64_t> opt_int(const char* key, py::handle v) {
-  if (v.is_none()) return std::nullopt;
-  if (is_bool(v) || py::isinstance<py::float_>(v))
+// numpy integers and reals of every width, and 0-d arrays, as the Python numbers they hold
+// (the call wrapper's reading, python/src/call.hpp).
+std::optional<std::int64_t> opt_int(const char* key, py::handle given) {
+  if (given.is_none()) return std::nullopt;
+  const py::object v = numeric_scalar(given);
+  if (is_bool(v) || !is_integer_value(v))
     throw py::type_error(fmt::format("Run(): keyword '{}' expects int, got {}", key,
                                      std::string(py::str(py::type::handle_of(v).attr("__name__")))));
-  if (py::isinstance<py::int_>(v)) {
-    // A Python int beyond 64 bits: a range error like the CLI's, not a type error.
-    try {
-      return v.cast<std::int64_t>();
-    } catch (const py::cast_error&) {
-      fail(opt(key), std::string(py::str(v)), "an integer in the 64-bit range");
-    }
+  // An int beyond 64 bits: a range error like the CLI's, not a type error.
+  const py::int_ i(v);
+  int overflow = 0;
+  const long long out = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow != 0) {
+    PyLong_AsUnsignedLongLong(i.ptr());
+    const bool unsigned64 = !PyErr_Occurred();
+    PyErr_Clear();
+    fail(opt(key), py::repr(i).cast<std::string>(),
+         unsigned64 ? "an integer in [-2**63, 2**63 - 1]" : "an integer in the 64-bit range");
   }
-  return cast_keyword<std::int64_t>(key, v, "int");
+  return static_cast<std::int64_t>(out);
 }
-std::optional<double> opt_float(const char* key, py::handle v) {
-  if (v.is_none()) return std::nullopt;
-  if (is_bool(v))
+std::optional<double> opt_float(const char* key, py::handle given) {
+  if (given.is_none()) return std::nullopt;
+  const py::object v = numeric_scalar(given);
+  if (is_bool(v) || !is_real_value(v))
     throw py::type_error(fmt::format("Run(): keyword '{}' expects float, got {}", key,
                                      std::string(py::str(py::type::handle_of(v).attr("__name__")))));
-  return cast_keyword<double>(key, v, "float");
+  PyObject* out = PyNumber_Float(v.ptr());  // float16 .. longdouble, and ints, as float64
+  if (!out) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw py::error_already_set();
+    PyErr_Clear();
+    std::string shown = py::repr(v).cast<std::string>();
+    if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+    fail(opt(key), shown, "a number in the float64 range");
+  }
+  return py::reinterpret_steal<py::float_>(out).cast<double>();
 }
 std::optional<std::string> opt_str(const char* key, py::handle v) {
   if (v.is_none()) return std::nullopt;

@@ -397,8 +397,12 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
       }, py::arg("output"),
          "Writes the model file, the document `hsdp train --output` writes (to_json()); replaced atomically.")
       .def("__repr__", [](const PyTrainResult& r) {
-        return fmt::format("<hsdp.TrainResult {} parameters, released step {} of {}>", r.result().model.parameters(),
-                           r.result().released_step, r.result().run.steps);
+        return fmt::format("<hsdp.TrainResult {} parameters, released step {} of {}, epsilon={} under {}>",
+                           r.result().model.parameters(), r.result().released_step, r.result().run.steps,
+                           r.result().report && r.result().report->best
+                               ? show(*r.result().report->analyses[*r.result().report->best].epsilon)
+                               : std::string("inf"),
+                           adjacency_words(r.result().run.adjacency, r.result().user_level.has_value()));
       });
 
   m.def("train", &train_like_cli, py::arg("X") = py::none(), py::arg("y") = py::none(), py::kw_only(),

@@ -94,18 +94,47 @@ def test_python_tour_runs(tmp_path):
     assert "test accuracy" in proc.stdout
 
 
-def test_examples_and_docs_snippets_type_check():
-    # mypy (Debian's python3-mypy) over examples/ and the docs' Python snippets
-    # (tests/golden/python_examples.py runs them) against the stubs the build wrote: Optional
-    # results are Optional, dicts are dicts (pyproject.toml [tool.mypy]).
+def test_examples_and_docs_snippets_type_check_strictly(tmp_path):
+    # mypy --strict (Debian's python3-mypy) over examples/, the golden Python examples and a
+    # script made of the docs' Python snippets (docs/python.md, README.md; docs_snippets.py),
+    # against the stubs the build wrote: arrays and lists where the module takes them, Optional
+    # results Optional, dicts dicts, hsdp.sklearn / hsdp.torch after a plain `import hsdp`
+    # (pyproject.toml [tool.mypy]). One mypy run for all: it reads torch's own types once.
     if not os.environ.get("HSDP_REQUIRE_TORCH"):  # CI installs python3-mypy with python3-torch
         pytest.importorskip("mypy")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    try:
+        import docs_snippets
+    finally:
+        sys.path.pop(0)
+    text, where = docs_snippets.script()
+    script = tmp_path / "docs_snippets_script.py"
+    script.write_text(text)
+    # The submodules after a plain `import hsdp` (the stubs declare them; __init__.py imports
+    # them on first use), and lists where the module takes arrays.
+    plain = tmp_path / "plain_import.py"
+    plain.write_text("import hsdp\n\nclf = hsdp.sklearn.LogisticRegression(epsilon=1)\n"
+                     "make = hsdp.torch.make_private_with_epsilon\n"
+                     "r = hsdp.train([[0.0, 1.0], [1.0, 0.0]], [0, 1], sigma=1.0, seed=1)\n"
+                     "g = hsdp.Generator(seed=1).add_grid_noise([0.0, 1.0], std=1.0)\n")
     env = dict(os.environ, PYTHONPATH=str(_ROOT), MYPY_CACHE_DIR=os.devnull)
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file",
-                           str(REPO / "pyproject.toml"), str(REPO / "examples"),
-                           str(REPO / "tests" / "golden" / "python_examples.py")],
+    # --allow-redefinition: the docs' snippets reuse names (X, report, r) for new values, as
+    # separate examples do; the examples and the golden script are checked the same way.
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--allow-redefinition", "--no-incremental",
+                           "--config-file", str(REPO / "pyproject.toml"), str(REPO / "examples"),
+                           str(REPO / "tests" / "golden" / "python_examples.py"), str(script), str(plain)],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = re.sub(rf"{re.escape(str(script))}:(\d+)", lambda m: docs_snippets.doc_line(int(m.group(1)), where),
+                    proc.stdout)
+    assert proc.returncode == 0, report + proc.stderr
+
+
+def test_submodules_are_attributes_after_a_plain_import():
+    code = "import hsdp; print(hsdp.sklearn.__name__, hsdp.torch.__name__ if hsdp.torch else '')"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(_ROOT)), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["hsdp.sklearn", "hsdp.torch"]
 
 
 def test_no_member_is_typed_object():

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/interrupt.hpp"
 
 namespace hsdp {
 
@@ -69,6 +70,7 @@ class Envelope {
       : analyses_(analyses), epsilon_(epsilon), delta_(delta) {}
 
   bool meets(const Run& run) {
+    poll_interrupt();  // one evaluation of the search (include/hsdp/interrupt.hpp)
     ++evaluations_;
     gap_ = std::numeric_limits<double>::infinity();
     for (const auto& a : analyses_) {

@@ -98,6 +98,7 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
   r.name = std::string(name());
   r.citation = std::string(citation());
   r.kind = kind();
+  r.adjacency = run.adjacency;
   if (auto why = not_applicable(run)) {
     r.reason = *why;
     return r;
@@ -111,6 +112,7 @@ AnalysisResult Analysis::evaluate(const Run& run, const Query& query) const {
     out.name = r.name;
     out.citation = r.citation;
     out.kind = r.kind;
+    out.adjacency = r.adjacency;
     out.reason = fmt::format("the run's numbers are outside the range this analysis computes in ({})", e.what());
     return out;
   }

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/interrupt.hpp"
 #include "hsdp/limits.hpp"
 #include "hsdp/random/csprng.hpp"
 
@@ -290,6 +291,7 @@ MiaResult mia(const data::Dataset& stored, train::TrainConfig config, const MiaO
   res.seeds_without.resize(static_cast<std::size_t>(N));
   res.seeds_with.resize(static_cast<std::size_t>(N));
   for (std::int64_t k = 0; k < N; ++k) {
+    poll_interrupt();  // 2 N keyed streams: seconds for a million trials
     res.seeds_without[static_cast<std::size_t>(k)] = derive_seed(res.master_seed, 2 * static_cast<std::uint64_t>(k));
     res.seeds_with[static_cast<std::size_t>(k)] = derive_seed(res.master_seed, 2 * static_cast<std::uint64_t>(k) + 1);
   }
@@ -350,6 +352,7 @@ MiaResult mia(const data::Dataset& stored, train::TrainConfig config, const MiaO
   for (std::int64_t job = 2; job < total; ++job) {
     if (failed.load()) continue;
     try {
+      poll_interrupt();  // also polled inside each training (include/hsdp/interrupt.hpp)
       run_one(job);
       tick();
     } catch (...) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <set>
 
 #include "hsdp/errors.hpp"
+#include "hsdp/interrupt.hpp"
 
 namespace hsdp {
 namespace {
@@ -179,7 +181,9 @@ std::vector<double> sweep_points(CompareAxis axis, double from, double to, int p
     } else if (k != 0 && k != points - 1) {
       // 12 significant digits: the decimal a user would type (0.3, not 0.30000000000000004),
       // so that `hsdp account` at that value reproduces the row exactly.
-      x = std::strtod(fmt::format("{:.12g}", x).c_str(), nullptr);
+      // fmt and from_chars: the C locale (a decimal comma) must not cut 1.5 to 1.
+      const std::string decimal = fmt::format("{:.12g}", x);
+      std::from_chars(decimal.data(), decimal.data() + decimal.size(), x);
     }
     if (xs.empty() || x != xs.back()) xs.push_back(x);
   }
@@ -284,7 +288,9 @@ Comparison compare(const CompareSpec& spec) {
                                                   : spec.query;
       q.alphas.clear();
       for (std::size_t k = 0; k < list.size(); ++k) {
+        poll_interrupt();  // one analysis at one point of the sweep (include/hsdp/interrupt.hpp)
         auto& curve = c.curves[first + k];
+        curve.adjacency = run.adjacency;
         if (v.rdp_order) {
           // Only the RDP curve at one order: skip evaluate()'s (eps, delta) conversion, which
           // optimises over all orders. Rounded up exactly as evaluate() rounds r.rdp.

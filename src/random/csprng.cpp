@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <sys/random.h>
 
 #include <cerrno>
@@ -30,6 +31,20 @@ void put_u64(std::uint8_t* out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
+}  // namespace
+
+namespace detail {
+std::atomic<std::uint32_t> forks{0};
+}  // namespace detail
+
+namespace {
+// Counts the forks in the child (async-signal-safe: one relaxed atomic increment), registered
+// once, before the first generator keyed from entropy exists.
+void count_fork() { detail::forks.fetch_add(1, std::memory_order_relaxed); }
+void watch_forks() {
+  static const int registered = pthread_atfork(nullptr, nullptr, count_fork);
+  if (registered != 0) throw std::runtime_error("pthread_atfork failed: a generator could repeat its draws after fork");
+}
 }  // namespace
 
 Key entropy_key() {
@@ -61,8 +76,8 @@ Csprng::Csprng(const Key& key, std::uint64_t stream) : key_(key), stream_(stream
 Csprng::~Csprng() { EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(ctx_)); }
 
 Csprng::Csprng(const Csprng& o)
-    : key_(o.key_), stream_(o.stream_), epoch_(o.epoch_), blocks_(o.blocks_), buf_(o.buf_), pos_(o.pos_),
-      bits_(o.bits_), bits_left_(o.bits_left_) {
+    : rekey_on_fork_(o.rekey_on_fork_), forks_(o.forks_), key_(o.key_), stream_(o.stream_), epoch_(o.epoch_),
+      blocks_(o.blocks_), buf_(o.buf_), pos_(o.pos_), bits_(o.bits_), bits_left_(o.bits_left_) {
   // The copy continues the same stream: a new cipher context at the same position.
   if (o.ctx_) start(blocks_);
 }
@@ -82,7 +97,26 @@ void Csprng::start(std::uint64_t block) {
     throw std::runtime_error("OpenSSL ChaCha20 could not be initialised");
 }
 
-Csprng Csprng::from_entropy() { return Csprng(entropy_key()); }
+Csprng Csprng::from_entropy() {
+  watch_forks();
+  Csprng g(entropy_key());
+  g.rekey_on_fork_ = true;
+  g.forks_ = detail::forks.load(std::memory_order_relaxed);
+  return g;
+}
+
+void Csprng::rekey_after_fork() {
+  // In a forked child: a fresh key from the operating system, the stream from its start, and
+  // nothing of the keystream buffered before the fork (the parent draws those words).
+  forks_ = detail::forks.load(std::memory_order_relaxed);
+  key_ = entropy_key();
+  epoch_ = 0;
+  blocks_ = 0;
+  EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(ctx_));
+  ctx_ = nullptr;
+  pos_ = kWords;
+  bits_left_ = 0;
+}
 Csprng Csprng::from_seed(std::uint64_t seed) { return Csprng(seed_key(seed)); }
 
 Key Csprng::derive_key(std::string_view label, std::uint64_t index) const {

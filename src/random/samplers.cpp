@@ -1,5 +1,7 @@
 #include "hsdp/random/samplers.hpp"
 
+#include "hsdp/errors.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -125,7 +127,7 @@ std::uint64_t geometric_exp(Csprng& g, std::uint64_t r, int s_bits) {
 
 GridNoise::GridNoise(Law law, double std) : law_(law) {
   if (!(std > 0) || !std::isfinite(std))
-    throw std::invalid_argument("grid noise: the std must be finite and > 0, got " + std::to_string(std));
+    throw std::invalid_argument("grid noise: the std must be finite and > 0, got " + show(std));
   const double scale = law == Law::gaussian ? std : std / std::sqrt(2.0);
   int e = 0;
   std::frexp(scale, &e);  // scale = f 2^e, f in [0.5, 1): floor(log2 scale) = e - 1

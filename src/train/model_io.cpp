@@ -256,10 +256,9 @@ ModelFile model_from_json(const nlohmann::json& doc, const std::string& name) {
 
 namespace {
 bool parse_number(const std::string& text, double& out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(out);
+  const auto v = read_real(text);  // not strtod: the C locale (Python's locale.setlocale) must not matter
+  if (v) out = *v;
+  return v.has_value();
 }
 }  // namespace
 

@@ -149,7 +149,7 @@ const TrainField& field_named(std::string_view name) {
 // The table's default of an unstated field.
 double default_real(std::string_view name) {
   const TrainField& f = field_named(name);
-  return std::stod(std::string(f.default_value));
+  return parse_real(f.name, f.default_value);  // not std::stod: "0.5" is 0 under a decimal-comma locale
 }
 std::string default_word(std::string_view name) { return std::string(field_named(name).default_value); }
 
@@ -170,7 +170,7 @@ std::span<const TrainField> TrainSpec::fields() { return table(); }
 std::string TrainField::default_text() const {
   if (!has_default()) return "";
   if (flag) return "false";
-  if (real) return show(std::stod(std::string(default_value)));
+  if (real) return show(parse_real(name, default_value));
   return std::string(default_value);
 }
 

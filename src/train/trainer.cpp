@@ -12,6 +12,7 @@
 
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/interrupt.hpp"
 #include "hsdp/field_use.hpp"
 #include "hsdp/limits.hpp"
 #include "hsdp/random/csprng.hpp"
@@ -840,6 +841,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     max_excess = std::max(max_excess, config.constraint.excess(theta));
     if (t == tau) released = theta;
     if (config.progress && (t % report_every == 0 || t == T)) config.progress(t, T);
+    poll_interrupt();  // a front end's Ctrl-C (include/hsdp/interrupt.hpp); not in the MPI rounds above
   }
   theta = released;
   res.max_constraint_excess = max_excess;

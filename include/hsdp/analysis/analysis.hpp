@@ -58,6 +58,7 @@ struct AnalysisResult {
   std::vector<Detail> details;
   std::string note;                     ///< e.g. why epsilon is infinite
   std::vector<RdpPoint> rdp;            ///< the RDP curve at the query's alphas (RDP analyses)
+  Adjacency adjacency = Adjacency::replace;  ///< the neighbouring relation of the numbers (the run's)
 };
 
 class Analysis {

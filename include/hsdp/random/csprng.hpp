@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 
@@ -33,7 +34,22 @@ std::uint64_t entropy_u64();
 /// The key of a seeded generator: SHA-256 of a domain label and the seed.
 Key seed_key(std::uint64_t seed);
 
+namespace detail {
+/// The number of fork(2)s this process descends from since it started (a pthread_atfork
+/// child handler counts them; src/random/csprng.cpp): a generator keyed from entropy compares
+/// it with the count at its keying before every draw.
+extern std::atomic<std::uint32_t> forks;
+}  // namespace detail
+
 /// ChaCha20 keystream as a generator of uniform 64-bit words, bits and integers.
+///
+/// Fork (docs/security.md, "Randomness"): after fork(2), parent and child hold the same key,
+/// position and buffered keystream. A generator keyed from the operating system
+/// (from_entropy) re-keys itself from fresh entropy in the child on its first draw there: the
+/// child never repeats the parent's draws (two forked workers' noises would otherwise cancel
+/// when their models are subtracted), and the parent's stream is unchanged. A generator given
+/// its key (a seed's, a derived one) is reproducible by contract and is left as it is: a seeded
+/// experiment forked in two gives the same draws in both; give each worker its own seed.
 class Csprng {
  public:
   /// The keystream of `key` with stream number `stream` (the ChaCha20 nonce).
@@ -54,11 +70,13 @@ class Csprng {
 
   /// A uniform 64-bit word.
   std::uint64_t next_u64() {
+    if (rekey_on_fork_ && forks_ != detail::forks.load(std::memory_order_relaxed)) rekey_after_fork();
     if (pos_ == kWords) refill();
     return buf_[pos_++];
   }
   /// A uniform bit.
   unsigned next_bit() {
+    if (rekey_on_fork_ && forks_ != detail::forks.load(std::memory_order_relaxed)) rekey_after_fork();
     if (bits_left_ == 0) {
       bits_ = next_u64();
       bits_left_ = 64;
@@ -87,6 +105,9 @@ class Csprng {
   static constexpr int kWords = 512;  // 4 KiB of keystream per refill (64 ChaCha20 blocks)
   void refill();
   void start(std::uint64_t block);
+  void rekey_after_fork();
+  bool rekey_on_fork_ = false;  // keyed from entropy: a forked child re-keys (see the class comment)
+  std::uint32_t forks_ = 0;     // detail::forks when this key was drawn
   Key key_;
   std::uint64_t stream_ = 0;
   std::uint32_t epoch_ = 0;
