@@ -1221,6 +1221,9 @@ std::vector<Case> third_round() {
                                                      "--max-steps 1",
                  {"search limit T = 1 (the only T searched)"}, nullptr, 0, kLimit,
                  [](const fs::path&) {}});
+  // --help states what happens by default: the automatic PLD grid (16 cells per std), no fixed spacing
+  out.push_back({"r3_control_account_help_pld_defaults", "account --help",
+                 {"default: none, the automatic grid", "default 16"}, nullptr, 0});
   // No staged file is left by a refused output (the write's temporaries, the backup links).
   add("output_in_missing_dir_leaves_nothing", t + "--data good.csv --output nodir/m.json", {"--output", "nodir"},
       nullptr);
