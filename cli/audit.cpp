@@ -34,6 +34,8 @@
 #include "hsdp/train/trainer.hpp"
 #include "hsdp/output_files.hpp"
 #include "hsdp/errors.hpp"
+#include "outputs.hpp"
+#include "progress.hpp"
 #include "run_flags.hpp"
 
 namespace hsdp::cli {
@@ -74,6 +76,12 @@ std::function<int()> add_exact(CLI::App& parent) {
   sub->add_option("--points", opt->points, "Step counts in the --plot/--csv sweep (1..1000)")->default_str("12");
   return [sub, opt]() -> int {
     if (!sub->parsed()) return -1;
+    {
+      std::vector<FileUse> outputs;
+      if (opt->csv) outputs.push_back({*opt->csv, "csv"});
+      if (opt->plot) outputs.push_back({*opt->plot, "plot"});
+      refuse_outputs_over(outputs, {});
+    }
     const Run run = opt->run.to_run();
     const Query query = opt->run.to_query();
     audit::ExactOptions options = opt->options;
@@ -114,21 +122,8 @@ struct MiaFlags : audit::MiaRequest {
   bool json = false;
 };
 
-// Progress on stderr, only when stderr is a terminal.
-std::function<void(std::int64_t, std::int64_t)> training_progress_bar() {
-  if (!::isatty(STDERR_FILENO)) return {};
-  return [](std::int64_t t, std::int64_t T) {
-    constexpr int width = 40;
-    const int done = static_cast<int>(width * t / T);
-    std::fprintf(stderr, "\r[%.*s%*s] %3d%% training %lld/%lld", done, "========================================",
-                 width - done, "", static_cast<int>(100 * t / T), static_cast<long long>(t), static_cast<long long>(T));
-    if (t == T) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  };
-}
-
 int run_mia(MiaFlags& o) {
-  o.progress = o.json ? nullptr : training_progress_bar();
+  o.progress = o.json ? nullptr : progress_bar("training");
   // The request: its fields checked, its data read and prepared as hsdp train prepares them.
   const audit::MiaAudit done = audit::mia_request(o);
   const audit::MiaResult& r = done.result;
@@ -136,7 +131,7 @@ int run_mia(MiaFlags& o) {
   const std::string algorithm(train::to_string(train::parse_algorithm(o.algorithm.value_or("noisy-sgd"))));
   if (o.json) {
     nlohmann::json j = audit::to_json(r);
-    j["data"] = {{"file", o.data.data}, {"records", done.records}, {"features", done.features}, {"preprocessing", prep},
+    j["data"] = {{"file", json_file_name(o.data.data)}, {"records", done.records}, {"features", done.features}, {"preprocessing", prep},
                  {"labels", done.labels}};
     j["algorithm"] = algorithm;
     std::cout << j.dump(2) << "\n";

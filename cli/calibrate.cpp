@@ -2,6 +2,7 @@
 // (sampling rate) that meets a target (epsilon, delta), on the tightest valid analysis.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "commands.hpp"
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
+#include "progress.hpp"
 #include "run_flags.hpp"
 
 namespace hsdp::cli {
@@ -64,11 +66,20 @@ std::function<int()> add_calibrate(CLI::App& app) {
     const RunFlags& f = opt->run;
     if (!f.epsilon) fail("--epsilon", "(missing)", "given: the target epsilon >= 0");
     if (!f.delta) fail("--delta", "(missing)", "given: the target delta in (0, 1)");
-    const CalibrationProblem p =
-        calibration_problem(f, opt->which, *f.epsilon, *f.delta, opt->unit, opt->max_steps);
+    CalibrationProblem p = calibration_problem(f, opt->which, *f.epsilon, *f.delta, opt->unit, opt->max_steps);
     const CalibrationParameter which = p.which;
     const double epsilon = p.epsilon, delta = p.delta;
+    // A search that runs longer than a few seconds shows where it is (stderr, a terminal only).
+    ProgressLine progress;
+    if (progress.possible())
+      p.options.progress = [&progress, which](int evaluations, double value) {
+        progress.show([&] {
+          return fmt::format("calibrate --for {}: evaluation {}{}", to_string(which), evaluations + 1,
+                             std::isnan(value) ? std::string() : fmt::format(" at {}", show(value)));
+        });
+      };
     const CalibrationResult r = calibrate(p.base, which, epsilon, delta, p.options);
+    progress.end();
     if (opt->json) std::cout << to_json(r).dump(2) << "\n";
     if (!r.feasible) {
       std::cerr << fmt::format("hsdp: error: infeasible target (epsilon = {}, delta = {}) for --for {}: {}\n",

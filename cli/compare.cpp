@@ -10,6 +10,8 @@
 #include "hsdp/output_files.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plot.hpp"
+#include "outputs.hpp"
+#include "progress.hpp"
 #include "run_flags.hpp"
 
 namespace hsdp::cli {
@@ -56,7 +58,21 @@ std::function<int()> add_compare(CLI::App& app) {
     request.epsilon = opt->run.epsilon;
     request.delta = opt->run.delta;
     request.alphas = opt->run.alphas;
-    const Comparison c = compare(compare_spec(request));
+    {
+      std::vector<FileUse> outputs;
+      if (opt->csv) outputs.push_back({*opt->csv, "csv"});
+      if (opt->svg) outputs.push_back({*opt->svg, "svg"});
+      refuse_outputs_over(outputs, {});
+    }
+    CompareSpec spec = compare_spec(request);
+    // A sweep that runs longer than a few seconds shows where it is (stderr, a terminal only).
+    ProgressLine progress;
+    if (progress.possible())
+      spec.progress = [&progress](std::size_t done, std::size_t total) {
+        progress.show([&] { return fmt::format("compare: point {} of {}", done, total); });
+      };
+    const Comparison c = compare(spec);
+    progress.end();
     const Options& o = *opt;
     const std::string csv = to_csv(c);
     // Render before writing anything, so an error leaves no file behind.

@@ -5,7 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <streambuf>
+#include <unistd.h>
 #include <stdexcept>
 
 #include <algorithm>
@@ -32,11 +38,71 @@ namespace {
 
 // Ends the process with `status`: under mpirun with several processes an error stops the
 // whole job (the message names this rank); otherwise as a plain process.
+// Standard output is checked at the end (docs/input.md "Output files"): everything printed is
+// flushed, and a write that failed (a full disk, `> /dev/full`, a file-size limit: SIGXFSZ is
+// ignored, so that the write fails with EFBIG) is an error, exit status 1, never a silent 0.
+// std::cout writes through this buffer, which keeps the system's reason of the first failure.
+class StandardOutput : public std::streambuf {
+ public:
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (flush_buffer() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override { return flush_buffer(); }
+
+ public:
+  StandardOutput() { setp(buffer_, buffer_ + sizeof buffer_); }
+
+ private:
+  int flush_buffer() {
+    const char* p = pbase();
+    while (p < pptr()) {
+      const ssize_t w = ::write(STDOUT_FILENO, p, static_cast<std::size_t>(pptr() - p));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        if (error_ == 0) error_ = w < 0 ? errno : EIO;
+        setp(buffer_, buffer_ + sizeof buffer_);  // dropped: the command reports the failure
+        return -1;
+      }
+      p += w;
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return error_ == 0 ? 0 : -1;
+  }
+  char buffer_[1 << 16];
+  int error_ = 0;
+};
+
+StandardOutput& standard_output() {
+  static StandardOutput buffer;
+  return buffer;
+}
+
+// The system's reason the report could not be written, or empty when every write succeeded.
+std::string standard_output_error() {
+  std::cout.flush();
+  std::fflush(stdout);  // anything written through stdio (none expected)
+  if (const int e = standard_output().error(); e != 0) return std::strerror(e);
+  if (std::ferror(stdout) || std::cout.fail()) return "a write failed";
+  return {};
+}
+
 int finish(int status, const std::string& message = {}, const char* kind = "error") {
   namespace dist = hsdp::train::distributed;
   if (dist::world().size > 1 && status != 0)
     dist::abort_job(kind == std::string_view("error") ? message : kind + (": " + message), status);
   if (!message.empty()) std::cerr << "hsdp: " << kind << ": " << hsdp::escape_controls(message) << "\n";
+  if (const std::string why = standard_output_error(); !why.empty()) {
+    std::cerr << "hsdp: error: standard output: the report could not be written (" << why << ")\n";
+    if (status == 0) status = 1;
+  }
   dist::finalize();
   return status;
 }
@@ -84,6 +150,10 @@ void read_values_through_the_library(CLI::App& app) {
 int main(int argc, char** argv) {
   namespace dist = hsdp::train::distributed;
   const dist::World world = dist::init(&argc, &argv);
+  // A file-size limit makes a write fail with EFBIG (reported, naming the output) instead of
+  // killing the command with its staged files left behind (docs/input.md "Output files").
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::cout.rdbuf(&standard_output());
   // Messages and reports name the library's fields as this command's flags.
   hsdp::use_field_names(hsdp::cli::flag_names(), hsdp::cli::flag_names());
   CLI::App app{"hsdp: differential privacy of the last iterate of noisy gradient descent"};

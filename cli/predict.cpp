@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "outputs.hpp"
 #include "unsigned_flags.hpp"
 #include "hsdp/data/readers.hpp"
 #include "hsdp/errors.hpp"
@@ -29,6 +30,11 @@ int run_predict(const Options& o) {
   // Without labels there is no accuracy or loss to print: the predictions are the result.
   if (o.data.no_labels && !o.output)
     fail(opt("output"), "(missing)", "a file for the predictions with --no-labels (there is nothing else to report)");
+  if (o.output) {
+    std::vector<FileUse> inputs = o.data.input_files();
+    inputs.push_back({o.model_file, "model_file"});
+    refuse_outputs_over({{*o.output, "output"}}, inputs);
+  }
   const nlohmann::json doc = train::read_json_file(o.model_file);
   const train::ModelFile mf = train::model_from_json(doc, o.model_file);
   if (const auto warning = train::release_warning(doc, o.model_file)) std::cerr << *warning << "\n";
@@ -38,6 +44,23 @@ int run_predict(const Options& o) {
   std::optional<train::Evaluation> e;
   if (!o.data.no_labels) e = train::evaluate(mf.model, d);
 
+  // What is printed, composed before the predictions are written: nothing can fail after.
+  std::string printed;
+  if (o.json) {
+    nlohmann::json out;
+    out["model_file"] = json_file_name(o.model_file);  // a file name is bytes (docs/input.md)
+    out["data"] = json_file_name(o.data.data);
+    out["records"] = d.n;
+    if (e && e->accuracy) out["accuracy"] = *e->accuracy;
+    if (e) out["loss"] = e->loss;
+    if (o.data.no_labels) out["labels"] = false;
+    printed = out.dump(2) + "\n";
+  } else {
+    printed = fmt::format("{} records of {}{}\n", d.n, escape_controls(o.data.data), o.data.no_labels ? " (no labels)" : "");
+    if (e && e->accuracy) printed += fmt::format("accuracy {:.4f}\n", *e->accuracy);
+    if (e) printed += fmt::format("loss {:.6g}\n", e->loss);
+    if (o.output) printed += fmt::format("predictions written to {}\n", escape_controls(*o.output));
+  }
   if (o.output) {
     // Each output as the raw label it stands for (the training labels' own text), or the score.
     const std::vector<double> predictions = train::predict(mf.model, d);
@@ -48,21 +71,7 @@ int run_predict(const Options& o) {
     }
     write_file_atomically(*o.output, text, "output");
   }
-  nlohmann::json out;
-  out["model_file"] = o.model_file;
-  out["data"] = o.data.data;
-  out["records"] = d.n;
-  if (e && e->accuracy) out["accuracy"] = *e->accuracy;
-  if (e) out["loss"] = e->loss;
-  if (o.data.no_labels) out["labels"] = false;
-  if (o.json) {
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << fmt::format("{} records of {}{}\n", d.n, escape_controls(o.data.data), o.data.no_labels ? " (no labels)" : "");
-    if (e && e->accuracy) std::cout << fmt::format("accuracy {:.4f}\n", *e->accuracy);
-    if (e) std::cout << fmt::format("loss {:.6g}\n", e->loss);
-    if (o.output) std::cout << fmt::format("predictions written to {}\n", escape_controls(*o.output));
-  }
+  std::cout << printed;
   return 0;
 }
 

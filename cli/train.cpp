@@ -11,6 +11,8 @@
 
 #include "commands.hpp"
 #include "field_names.hpp"
+#include "outputs.hpp"
+#include "progress.hpp"
 #include "train_flags.hpp"
 #include "unsigned_flags.hpp"
 #include "hsdp/train/distributed.hpp"
@@ -27,26 +29,13 @@ struct Options {
   bool json = false;
 };
 
-// Progress on stderr, only when stderr is a terminal (nothing when piped or redirected).
-std::function<void(std::int64_t, std::int64_t)> progress_bar() {
-  if (!::isatty(STDERR_FILENO)) return {};
-  return [](std::int64_t t, std::int64_t T) {
-    constexpr int width = 40;
-    const int done = static_cast<int>(width * t / T);
-    std::fprintf(stderr, "\r[%.*s%*s] %3d%% step %lld/%lld", done,
-                 "========================================", width - done, "",
-                 static_cast<int>(100 * t / T), static_cast<long long>(t), static_cast<long long>(T));
-    if (t == T) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  };
-}
-
 int run_train(Options& o) {
   // Under mpirun with K > 1 processes: data-parallel or federated (docs/distributed.md); only
   // process 0 prints and writes files.
   train::Watch watch;
   watch.warning = [](const std::string& warning) { std::cerr << "warning: " << warning << "\n"; };
-  if (!o.json) watch.progress = progress_bar();
+  if (!o.json) watch.progress = progress_bar("step");
+  if (o.output) refuse_outputs_over({{*o.output, "output"}}, o.request.data.input_files());
   const train::TrainOutcome out =
       train::train_request(std::move(o.request), train::distributed::layout(), std::move(watch));
   if (!out.lead) return 0;

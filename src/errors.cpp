@@ -1,4 +1,5 @@
 #include "hsdp/errors.hpp"
+#include "hsdp/output_files.hpp"  // utf8_length_at
 
 #include <fmt/format.h>
 
@@ -184,20 +185,53 @@ std::string internal_error(std::string_view command, std::string_view what) {
                                      command, what));
 }
 
+std::size_t utf8_length_at(std::string_view text, std::size_t at) {
+  // RFC 3629, section 4: the well-formed sequences (no overlong forms, no surrogates, at most
+  // U+10FFFF).
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char c = byte(at);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c == 0xe0) n = 3, lo = 0xa0;
+  else if (c >= 0xe1 && c <= 0xec) n = 3;
+  else if (c == 0xed) n = 3, hi = 0x9f;
+  else if (c >= 0xee && c <= 0xef) n = 3;
+  else if (c == 0xf0) n = 4, lo = 0x90;
+  else if (c >= 0xf1 && c <= 0xf3) n = 4;
+  else if (c == 0xf4) n = 4, hi = 0x8f;
+  else return 0;
+  if (at + n > text.size()) return 0;
+  if (byte(at + 1) < lo || byte(at + 1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i)
+    if (byte(at + i) < 0x80 || byte(at + i) > 0xbf) return 0;
+  return n;
+}
+
 std::string escape_controls(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = utf8_length_at(text, i);
+    if (n > 1) {  // a valid multi-byte character, kept
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
     switch (c) {
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       case '\0': out += "\\0"; break;
       default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += ch;
+        // A control character, DEL, or a byte that is not part of valid UTF-8 (a file name is
+        // bytes: the message stays valid text, for a terminal and for Python's str).
+        if (c < 0x20 || c == 0x7f || n == 0) out += fmt::format("\\x{:02x}", c);
+        else out += static_cast<char>(c);
     }
+    ++i;
   }
   return out;
 }

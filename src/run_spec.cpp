@@ -148,13 +148,14 @@ const std::vector<Binding>& bindings() {
                          "shuffled batches are certified at their worst position, Poisson and "
                          "fixed-size batches without amplification; default false"},
          &RunSpec::order_known),
-      re({"pld_interval", "Grid spacing of the privacy losses in the PLD analyses (composition-pld, "
-                          "shifted-interpolation), in [1e-6, 0.5]; default 1e-3. Smaller is tighter "
+      re({"pld_interval", "A fixed grid spacing of the privacy losses in the PLD analyses (composition-pld, "
+                          "shifted-interpolation), in [1e-6, 0.5]; default: none, the automatic grid (its "
+                          "spacing is the std of one step's loss divided by pld-cells). Smaller is tighter "
                           "and slower (docs/pld.md)"},
          &RunSpec::pld_interval),
-      re({"pld_cells", "Grid cells per std of one step's privacy loss that the PLD analyses' "
-                       "automatic refinement aims at, in [1, 1000]; default 40. Larger is tighter "
-                       "and slower (docs/pld.md)"},
+      re({"pld_cells", "Grid cells per std of one step's privacy loss, in [1, 1000]; default 16: the "
+                       "automatic grid's spacing, or with pld-interval the aim of its automatic "
+                       "refinement. Larger is tighter and slower (docs/pld.md)"},
          &RunSpec::pld_cells),
       re({"grid_slack", "Noise drawn on a grid (hsdp train's runs; docs/security.md): the extra distance per "
                         "step relative to the noise std that the roundings add (>= 0)"},

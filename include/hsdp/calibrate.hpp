@@ -87,6 +87,9 @@ struct CalibrationSearch {
   /// Continuous: relative width of the final bracket (the returned x is at most this far
   /// from the boundary, on the private side); in (0, 0.5).
   double relative_tolerance = 1e-4;
+  /// Called before each evaluation of the envelope with the evaluations so far and the value
+  /// tried (a front end's progress line); may be empty.
+  std::function<void(int evaluations, double value)> progress = {};
 };
 
 /// What the generic solver found.
@@ -162,6 +165,8 @@ struct CalibrationOptions {
   /// analysis covers the run's batch order under add/remove (add_remove_reason). What
   /// `hsdp calibrate` and hsdp.calibrate print; off for internal searches (the plan).
   bool with_add_remove = false;
+  /// As CalibrationSearch::progress (the evaluations of the search, the value tried).
+  std::function<void(int evaluations, double value)> progress = {};
 };
 
 struct CalibrationResult {

@@ -77,6 +77,9 @@ struct CompareSpec {
   bool log_x = false;
   std::optional<bool> log_y;  ///< default: log for delta and for y spanning > 2 decades
   std::vector<std::string> notes;  ///< extra lines under the plot and in the CSV header
+  /// Called after each point of the sweep with the points done and their number (a front
+  /// end's progress line); may be empty.
+  std::function<void(std::size_t done, std::size_t total)> progress = {};
 };
 
 /// One (variant, analysis) curve.

@@ -36,4 +36,40 @@ void write_files_atomically(const std::vector<OutputFile>& files);
 /// One file: write_files_atomically({{path, content, field}}).
 void write_file_atomically(const std::string& path, const std::string& content, std::string_view field);
 
+/// A file a command reads or writes, and the field that named it (its library name: "data",
+/// "model_file", "output"). A standard stream the command writes is named by its descriptor
+/// (`fd` 1 or 2) and described by `field` ("standard output").
+struct FileUse {
+  std::string path;
+  std::string field;
+  int fd = -1;
+};
+
+/// Refuses, before any work, an output that would replace one of the inputs (docs/input.md
+/// "Outputs never replace inputs"): InvalidArgument naming both fields ("--output = d.csv: must
+/// be another file than --data (./d.csv) ..."). An output is compared as the directory entry
+/// the rename would replace: its symbolic links followed, then (device, inode) of its directory
+/// and its name, so that `d.csv`, `./d.csv`, an absolute path or a symbolic link to it are one
+/// file, whether it exists yet or not; a hard link (another name of the same inode) is another
+/// file (only that name is replaced). A stream input (`fd` >= 0) is the regular file it writes
+/// to, compared by (device, inode): `--output /proc/self/fd/1 > log.txt` is refused. An output
+/// that is a device or a FIFO is written through, never replaced, and is not compared.
+void refuse_outputs_over_inputs(const std::vector<FileUse>& outputs, const std::vector<FileUse>& inputs);
+
+/// The standard output and standard error of this process when they are regular files (a
+/// redirection `> log.txt`): inputs of refuse_outputs_over_inputs for a command that prints.
+std::vector<FileUse> standard_streams();
+
+/// How a file name is stored in a JSON document (docs/input.md "File names are bytes"): '%'
+/// and every byte that is not part of a valid UTF-8 sequence are written %HH (two upper-case
+/// hex digits), every other byte as it is. Lossless and unambiguous: a name that is valid UTF-8
+/// and holds no '%' is stored unchanged, and Python's urllib.parse.unquote_to_bytes gives the
+/// name's bytes back.
+std::string json_file_name(std::string_view name);
+
+/// The length of the well-formed UTF-8 sequence (RFC 3629) starting at text[at], 1..4; 0 when
+/// the byte there does not start one. escape_controls (errors.hpp) writes such a byte as \xHH,
+/// so that every message is valid UTF-8 (a file name is bytes).
+std::size_t utf8_length_at(std::string_view text, std::size_t at);
+
 }  // namespace hsdp

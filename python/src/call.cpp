@@ -212,9 +212,9 @@ py::object checked(const Signature& s, const Parameter& p, py::handle given) {
   if (type == "str") {
     if (!py::isinstance<py::str>(v)) type_error(s, p.name, "str", v);
   }
-  if (type.find("os.PathLike") != std::string::npos && !py::isinstance<py::str>(v) && !py::hasattr(v, "__fspath__") &&
+  if (type.find("os.PathLike") != std::string::npos && !py::isinstance<py::str>(v) && !py::isinstance<py::bytes>(v) && !py::hasattr(v, "__fspath__") &&
       type.find("List[") == std::string::npos)
-    type_error(s, p.name, "a path (str or os.PathLike)", v);
+    type_error(s, p.name, "a path (str, bytes or os.PathLike)", v);
   if ((type == "List[float]" || type == "List[int]") && !py::isinstance<py::str>(v) && py::hasattr(v, "__iter__") &&
       !py::isinstance<py::array>(v)) {
     // Numbers one by one: a bool in a list of numbers is refused too; numpy scalars of any

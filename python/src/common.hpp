@@ -80,7 +80,7 @@ struct LabelsArg {
 };
 LabelsArg labels_array(py::handle value, const char* name);
 
-/// A file path argument: a str or an os.PathLike (pathlib.Path), as its text (os.fspath).
+/// A file path argument: a str, bytes or an os.PathLike (pathlib.Path), as its bytes (os.fsencode).
 /// Anything else (bytes paths included) does not match: the call wrapper names the keyword.
 struct PathArg {
   std::string path;
@@ -128,21 +128,34 @@ struct type_caster<hsdp::python::NumericArray<Name>> {
     return v.array.inc_ref();
   }
 };
+// A path is bytes (docs/input.md "File names are bytes"): a str is encoded as os.fsencode does
+// (the file system encoding with surrogateescape, so a name Python read from the system, with
+// bytes that are not UTF-8, names the same file), bytes are taken as they are, an os.PathLike
+// through os.fspath. Given back to Python as os.fsdecode does.
 template <>
 struct type_caster<hsdp::python::PathArg> {
-  PYBIND11_TYPE_CASTER(hsdp::python::PathArg, const_name("Union[str, os.PathLike]"));
+  PYBIND11_TYPE_CASTER(hsdp::python::PathArg, const_name("Union[str, bytes, os.PathLike]"));
   bool load(handle src, bool) {
-    if (!PyUnicode_Check(src.ptr())) {
+    object path = reinterpret_borrow<object>(src);
+    if (!PyUnicode_Check(src.ptr()) && !PyBytes_Check(src.ptr())) {
       if (!hasattr(src, "__fspath__")) return false;
-      object text = module_::import("os").attr("fspath")(src);
-      if (!PyUnicode_Check(text.ptr())) return false;  // a bytes path
-      value.path = text.cast<std::string>();
-      return true;
+      path = module_::import("os").attr("fspath")(src);
     }
-    value.path = src.cast<std::string>();
+    if (PyUnicode_Check(path.ptr())) {
+      PyObject* encoded = PyUnicode_EncodeFSDefault(path.ptr());
+      if (encoded == nullptr) throw error_already_set();
+      path = reinterpret_steal<object>(encoded);
+    }
+    if (!PyBytes_Check(path.ptr())) return false;
+    char* data = nullptr;
+    Py_ssize_t size = 0;
+    if (PyBytes_AsStringAndSize(path.ptr(), &data, &size) != 0) throw error_already_set();
+    value.path.assign(data, static_cast<std::size_t>(size));
     return true;
   }
-  static handle cast(const hsdp::python::PathArg& v, return_value_policy, handle) { return str(v.path).release(); }
+  static handle cast(const hsdp::python::PathArg& v, return_value_policy, handle) {
+    return PyUnicode_DecodeFSDefaultAndSize(v.path.data(), static_cast<Py_ssize_t>(v.path.size()));
+  }
 };
 template <>
 struct type_caster<hsdp::python::LabelsArg> {

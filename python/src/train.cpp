@@ -139,6 +139,7 @@ PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsA
   }
   d.feature_storage = feature_storage;
   request.resolve();  // every field checked (and the rule applied) before the data are read
+  if (output) refuse_outputs_over_inputs({{output->path, "output"}}, d.input_files());  // before any work
 
   PyTrainResult out;
   {
@@ -393,6 +394,7 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
         return model_of(train::to_json(r.outcome, r.account_command()), "model");
       }, "The trained model as an hsdp.Model: what hsdp.load_model reads from the file save() writes.")
       .def("save", [](const PyTrainResult& r, const PathArg& output) {
+        refuse_outputs_over_inputs({{output.path, "output"}}, r.outcome.data.input_files());
         train::write_json_atomically(output.path, train::to_json(r.outcome, r.account_command()));
       }, py::arg("output"),
          "Writes the model file, the document `hsdp train --output` writes (to_json()); replaced atomically.")

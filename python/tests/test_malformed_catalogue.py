@@ -7,6 +7,7 @@ the process if a case hangs, so a hang fails the suite instead of stalling it.""
 
 import faulthandler
 import math
+import os
 import re
 import time
 
@@ -241,7 +242,52 @@ CASES = [
     # model files: overflow and consistency
     ("r2_model_intercept_without_bias", lambda t: hsdp.load_model(write(t, "m.json", _model_text(bias=False))),
      ValueError, ["intercept"]),
+    # third round (issue 37): an output is never an input, however it is spelled
+    ("r3_train_output_is_data", lambda t: hsdp.train(data=write(t, "d.csv", CSV), output=str(t / "d.csv"), **KW),
+     ValueError, ["output = ", "another file than data ("]),
+    ("r3_train_output_is_data_dot", lambda t: hsdp.train(data=write(t, "d.csv", CSV), output=f"{t}/./d.csv", **KW),
+     ValueError, ["output = ", "data ("]),
+    ("r3_train_output_is_data_symlink", lambda t: hsdp.train(data=_link(t), output=t / "d.csv", **KW),
+     ValueError, ["output = ", "data ("]),
+    ("r3_train_output_is_test_data", lambda t: hsdp.train(data=write(t, "d.csv", CSV), test_data=write(t, "e.csv", CSV),
+                                                          output=t / "e.csv", **KW),
+     ValueError, ["output = ", "test_data ("]),
+    ("r3_train_output_is_feature_ranges", lambda t: hsdp.train(data=write(t, "d.csv", CSV),
+                                                               feature_ranges=write(t, "r.txt", "-9 9\n"),
+                                                               output=t / "r.txt", **KW),
+     ValueError, ["output = ", "feature_ranges ("]),
+    ("r3_save_over_data", lambda t: hsdp.train(data=write(t, "d.csv", CSV), **KW).save(t / "d.csv"),
+     ValueError, ["output = ", "data ("]),
+    # a model file's randomness that is not text: refused (never a silent drop of "seeded")
+    ("r3_model_randomness_list", lambda t: hsdp.load_model(write(t, "m.json", _model_with(randomness=[1, 2]))),
+     ValueError, ["randomness", "[1,2]"]),
+    ("r3_model_randomness_number", lambda t: hsdp.load_model(write(t, "m.json", _model_with(randomness=7))),
+     ValueError, ["randomness", "7"]),
+    # a user id with white space around it: refused, naming where
+    ("r3_users_trailing_space", lambda t: hsdp.train(X, Y, algorithm="federated", batch_size=2, sigma=1.0, seed=1,
+                                                     users=[f"u{i // 4}" for i in range(39)] + ["u9 "]),
+     ValueError, ["users = users[39] column 3", "white space"]),
+    # a missing file whose name is not UTF-8: named escaped, never a cast error
+    ("r3_missing_data_not_utf8", lambda t: hsdp.train(data=os.fsdecode(bytes(t) + b"/x\xff.csv"), **KW),
+     ValueError, ["data = ", "x\\xff.csv"]),
+    ("r3_missing_data_bytes_path", lambda t: hsdp.train(data=bytes(t) + b"/x\xff.csv", **KW),
+     ValueError, ["data = ", "x\\xff.csv"]),
 ]
+
+CSV = "".join(f"{(i % 7) / 10 - 0.3},{(i % 5) / 10},{i % 2}\n" for i in range(20))
+
+
+def _link(tmp):
+    write(tmp, "d.csv", CSV)
+    os.symlink("d.csv", tmp / "link.csv")
+    return tmp / "link.csv"
+
+
+def _model_with(**fields):
+    import json
+    doc = json.loads(trained().to_json())
+    doc.update(fields)
+    return json.dumps(doc)
 
 
 def _model_text(bias):
@@ -329,3 +375,33 @@ def test_last_resort_names_the_call():
     with pytest.raises(RuntimeError) as info:
         hsdp._hsdp._raise_internal_error("boom")
     assert "_raise_internal_error" in str(info.value) and "a bug in hsdp" in str(info.value)
+
+
+# File names are bytes (docs/input.md): a name that is not UTF-8 works as a str (os.fsdecode's
+# surrogate escapes), as bytes, or as a pathlib.Path; stored percent-escaped in JSON (lossless:
+# urllib.parse.unquote_to_bytes gives the bytes back), shown as \xff in text.
+def test_non_utf8_file_names(tmp_path):
+    import json
+    import pathlib
+    import urllib.parse
+    raw = bytes(tmp_path) + b"/d\xff.csv"
+    with open(raw, "wb") as f:
+        f.write(CSV.encode())
+    out = os.fsdecode(bytes(tmp_path) + b"/m\xff.json")
+    for data in (os.fsdecode(raw), raw, pathlib.Path(os.fsdecode(raw))):
+        r = hsdp.train(data=data, output=out, **KW)
+        stored = r.to_dict()["configuration"]["data"]
+        assert stored.endswith("/d%FF.csv"), stored
+        assert urllib.parse.unquote_to_bytes(stored) == raw
+        assert "d\\xff.csv" in r.text() and "m\\xff.json" in r.text()
+    with open(os.fsencode(out), "rb") as f:
+        assert json.load(f)["configuration"]["data"].endswith("d%FF.csv")
+    assert hsdp.load_model(out).weights is not None
+    r.save(os.fsencode(out))  # bytes for the output too
+
+
+def test_hard_link_output_is_another_file(tmp_path):
+    data = write(tmp_path, "d.csv", CSV)
+    os.link(data, tmp_path / "hard.csv")
+    hsdp.train(data=data, output=tmp_path / "hard.csv", **KW)
+    assert (tmp_path / "d.csv").read_text() == CSV

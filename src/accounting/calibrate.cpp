@@ -66,11 +66,14 @@ struct Builder {
 /// delta(epsilon) <= delta (delta rounded up, as the accountant reports it)?
 class Envelope {
  public:
-  Envelope(std::span<const AnalysisPtr> analyses, double epsilon, double delta)
-      : analyses_(analyses), epsilon_(epsilon), delta_(delta) {}
+  Envelope(std::span<const AnalysisPtr> analyses, double epsilon, double delta,
+           std::function<void(int, double)> progress = {})
+      : analyses_(analyses), epsilon_(epsilon), delta_(delta), progress_(std::move(progress)) {}
 
-  bool meets(const Run& run) {
+  /// `x`: the value of the searched parameter (for the progress callback only).
+  bool meets(const Run& run, double x = std::numeric_limits<double>::quiet_NaN()) {
     poll_interrupt();  // one evaluation of the search (include/hsdp/interrupt.hpp)
+    if (progress_) progress_(evaluations_, x);
     ++evaluations_;
     gap_ = std::numeric_limits<double>::infinity();
     for (const auto& a : analyses_) {
@@ -105,6 +108,7 @@ class Envelope {
  private:
   std::span<const AnalysisPtr> analyses_;
   double epsilon_, delta_;
+  std::function<void(int, double)> progress_;
   int evaluations_ = 0;
   double gap_ = std::numeric_limits<double>::infinity();
 };
@@ -174,7 +178,7 @@ void infeasible(ParameterSolution& out, const CalibrationAdapter& a, Envelope& e
 void solve_continuous(ParameterSolution& out, const CalibrationAdapter& a, Envelope& env, double tol) {
   const bool up = a.direction == PrivacyDirection::larger_is_more_private;  // the private side is up
   auto on_grid = [&](double x) { return up ? round_up_digits(x) : round_down(x); };
-  auto meets = [&](double x) { return env.meets(a.make(x)); };
+  auto meets = [&](double x) { return env.meets(a.make(x), x); };
   auto toward_public = [&](double x) { return up ? std::max(a.lower, x / 4) : std::min(a.upper, x * 4); };
   auto toward_private = [&](double x) { return up ? std::min(a.upper, x * 4) : std::max(a.lower, x / 4); };
   auto at_public_limit = [&](double x) { return up ? x <= a.lower : x >= a.upper; };
@@ -282,7 +286,7 @@ void solve_continuous(ParameterSolution& out, const CalibrationAdapter& a, Envel
 void solve_integer(ParameterSolution& out, const CalibrationAdapter& a, Envelope& env) {
   const bool up = a.direction == PrivacyDirection::larger_is_more_private;
   const auto lo = static_cast<std::int64_t>(a.lower), hi = static_cast<std::int64_t>(a.upper);
-  auto meets = [&](std::int64_t x) { return env.meets(a.make(static_cast<double>(x))); };
+  auto meets = [&](std::int64_t x) { return env.meets(a.make(static_cast<double>(x)), static_cast<double>(x)); };
   std::vector<std::int64_t> grid = a.special_points;
   for (std::int64_t g = 1; g < hi; g *= 2) grid.push_back(g);
   grid.push_back(hi);
@@ -360,7 +364,7 @@ ParameterSolution calibrate_parameter(const CalibrationAdapter& adapter, double 
   }
   const std::span<const AnalysisPtr> analyses =
       search.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses()) : search.analyses;
-  Envelope env(analyses, epsilon, delta);
+  Envelope env(analyses, epsilon, delta, search.progress);
   ParameterSolution out;
   if (adapter.domain == ParameterDomain::continuous)
     solve_continuous(out, adapter, env, search.relative_tolerance);
@@ -461,7 +465,7 @@ CalibrationResult calibrate_one(const Run& base, CalibrationParameter which, dou
   require_open("relative_tolerance", options.relative_tolerance, 0.0, 0.5);
   const CalibrationAdapter adapter = calibration_adapter(base, which, options);
   ParameterSolution s =
-      calibrate_parameter(adapter, epsilon, delta, {options.analyses, options.relative_tolerance});
+      calibrate_parameter(adapter, epsilon, delta, {options.analyses, options.relative_tolerance, options.progress});
 
   CalibrationResult out;
   out.parameter = which;
@@ -499,20 +503,24 @@ CalibrationResult calibrate_one(const Run& base, CalibrationParameter which, dou
       if (!s.feasible) break;
       if (s.at_limit && out.value == adapter.upper) {
         out.unbounded = true;
-        // Is the tightest bound flat in T there (a last-iterate plateau)?
-        const Report half = account(adapter.make(static_cast<double>(std::max<std::int64_t>(1, limit / 2))),
-                                    Query::at_delta(delta),
-                                    options.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses())
-                                                             : options.analyses);
-        const bool flat = half.best && half.analyses[*half.best].name == out.achieved_name &&
-                          *half.analyses[*half.best].epsilon == out.achieved_epsilon;
+        // Is the tightest bound flat in T there (a last-iterate plateau)? Compared at T = limit / 2,
+        // which exists only for a limit of 2 or more (--max-steps 1 has no smaller T).
+        bool flat = false;
+        if (limit >= 2) {
+          const Report half = account(adapter.make(static_cast<double>(limit / 2)), Query::at_delta(delta),
+                                      options.analyses.empty() ? std::span<const AnalysisPtr>(all_analyses())
+                                                               : options.analyses);
+          flat = half.best && half.analyses[*half.best].name == out.achieved_name &&
+                 *half.analyses[*half.best].epsilon == out.achieved_epsilon;
+        }
         out.note = fmt::format(
-            "no largest T: the target holds at the search limit T = {} and at every grid point "
-            "checked from T = {} up to it (powers of two and the points where analyses switch on "
-            "or off); {}",
-            limit, s.holds_from,
-            flat ? fmt::format("{} gives the same epsilon at T = {} (its bound has plateaued)",
-                               out.achieved_name, limit / 2)
+            "no largest T: the target holds at the search limit T = {}{}; {}", limit,
+            limit == 1 ? std::string(" (the only T searched)")
+                       : fmt::format(" and at every grid point checked from T = {} up to it (powers of two and the "
+                                     "points where analyses switch on or off)",
+                                     s.holds_from),
+            flat ? fmt::format("{} gives the same epsilon at T = {} (its bound has plateaued)", out.achieved_name,
+                               limit / 2)
                  : fmt::format("the tightest bound there is {}", out.achieved_name));
       } else if (s.exact_boundary) {
         out.note = fmt::format("T = {} meets the target and T = {} does not", out.value, out.value + 1);

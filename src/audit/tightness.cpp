@@ -97,7 +97,7 @@ nlohmann::json to_json(const Tightness& t) {
   if (!e.renyi.empty()) {
     auto& rr = ex["renyi"] = nlohmann::json::array();
     for (const auto& r : e.renyi)
-      rr.push_back({{"alpha", r.alpha}, {"value", report::json_number(r.value)}, {"error", report::json_number(r.error)}});
+      rr.push_back({{"alpha", report::json_number(r.alpha)}, {"value", report::json_number(r.value)}, {"error", report::json_number(r.error)}});
   }
   j["exact"] = std::move(ex);
   auto& bounds = j["bounds"] = nlohmann::json::array();

@@ -260,6 +260,7 @@ Comparison compare(const CompareSpec& spec) {
   }
   const bool y_is_delta = !rdp && c.y_label.rfind("delta", 0) == 0;
 
+  std::size_t done_points = 0;  // for spec.progress
   for (const auto& v : spec.variants) {
     const auto& list = v.analyses.empty() ? all_analyses() : v.analyses;
     const std::size_t first = c.curves.size();
@@ -327,6 +328,7 @@ Comparison compare(const CompareSpec& spec) {
           curve.ys[i] = y_is_delta ? *r.delta : *r.epsilon;
         }
       }
+      if (spec.progress) spec.progress(done_points += 1, spec.variants.size() * c.xs.size());
     }
   }
 

@@ -133,7 +133,7 @@ nlohmann::json to_json(const Report& report) {
       if (!r.note.empty()) a["note"] = r.note;
       if (!r.rdp.empty()) {
         nlohmann::json c = nlohmann::json::array();
-        for (const auto& p : r.rdp) c.push_back({{"alpha", p.alpha}, {"epsilon", report::json_number(p.epsilon)}});
+        for (const auto& p : r.rdp) c.push_back({{"alpha", report::json_number(p.alpha)}, {"epsilon", report::json_number(p.epsilon)}});  // alpha = inf: "inf", never null
         a["rdp"] = c;
       }
     }

@@ -263,15 +263,22 @@ bool parse_number(const std::string& text, double& out) {
 }  // namespace
 
 std::optional<std::string> release_warning(const nlohmann::json& doc, const std::string& name) {
+  // The warning is dropped only for the text of a run keyed from the operating system; any
+  // other text is treated as seeded, and a value that is not text is refused (a list or a
+  // number would otherwise drop the warning silently: docs/input.md "Model files").
+  constexpr std::string_view kEntropy = "operating-system entropy";
   const auto it = doc.find("randomness");
-  if (it == doc.end() || !it->is_string()) return std::nullopt;
+  if (it == doc.end()) return std::nullopt;
+  if (!it->is_string())
+    fail(fmt::format("{}: randomness", name), it->dump(-1, ' ', true, nlohmann::json::error_handler_t::replace),
+         fmt::format("the text hsdp train writes (\"seeded: ...\" or \"{} ...\")", kEntropy));
   const std::string text = it->get<std::string>();
-  if (text.rfind("seeded", 0) != 0) return std::nullopt;
-  return fmt::format(
+  if (text.rfind(kEntropy, 0) == 0) return std::nullopt;
+  return escape_controls(fmt::format(
       "warning: {} was trained with a seed ({}): anyone who knows the seed can regenerate its noise and "
       "subtract it, so its privacy report does not hold for a published model; train without a seed for a "
       "release (docs/security.md)",
-      name, text);
+      name, text.rfind("seeded", 0) == 0 ? text : fmt::format("its randomness reads \"{}\", treated as seeded", text)));
 }
 
 std::string output_label(const ModelFile& f, double output) {

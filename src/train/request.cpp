@@ -156,6 +156,16 @@ FieldValues DataSpec::to_map() const {
   return out;
 }
 
+std::vector<FileUse> DataSpec::input_files() const {
+  std::vector<FileUse> out;
+  if (!records && format_name() != "array") out.push_back({data, "data"});
+  for (const auto& [field, path] : {std::pair{"labels", &labels}, std::pair{"test_data", &test_data},
+                                    std::pair{"test_labels", &test_labels}, std::pair{"users", &users},
+                                    std::pair{"feature_ranges", &feature_ranges}})
+    if (*path) out.push_back({**path, field});
+  return out;
+}
+
 FieldValues TrainRequest::to_map() const {
   FieldValues out = data.to_map();
   if (epsilon) out.emplace_back("epsilon", show(*epsilon));
@@ -303,7 +313,8 @@ PreparedData prepare_data(DataSpec ds, TrainConfig& c, const Layout& layout) {
       fail(opt("test_data"), *ds.test_data,
            fmt::format("a file with d = {} features like {} (it has {})", pd.train.data.d, error_field("data"),
                        pd.test.data.d));
-    pd.split = fmt::format("{} train records, {} test records ({})", pd.train.n(), pd.test.n(), *ds.test_data);
+    pd.split = fmt::format("{} train records, {} test records ({})", pd.train.n(), pd.test.n(),
+                           escape_controls(*ds.test_data));  // a file name is bytes: text stays UTF-8
   } else if (split) {
     pd.split = fmt::format("{} train / {} test records (split fraction {}, split seed {})", pd.train.n(),
                            pd.test.n(), show(fraction), ds.split_seed.value_or(1));
@@ -407,7 +418,7 @@ nlohmann::json to_json(const TrainOutcome& o, const std::string& account_command
   doc["version"] = 1;
   doc["model"] = to_json(o.model_file());
   nlohmann::json cfg;
-  cfg["data"] = o.data.data;
+  cfg["data"] = json_file_name(o.data.data);  // a file name is bytes (docs/input.md)
   cfg["format"] = o.data.format_name();
   cfg["feature_storage"] = data::to_string(train_set.storage);
   cfg["algorithm"] = to_string(used.algorithm);
@@ -463,7 +474,8 @@ std::string to_text(const TrainOutcome& o, const std::string& account_command,
   const TrainConfig& used = r.config;
   const data::Dataset& train_set = o.prepared.train.data;
   std::string out;
-  out += fmt::format("data: {} ({} features); labels {}\n", o.data.data, train_set.d, train_set.labels.describe());
+  out += fmt::format("data: {} ({} features); labels {}\n", escape_controls(o.data.data), train_set.d,
+                     train_set.labels.describe());
   out += fmt::format("split: {}\n", o.prepared.split);
   out += fmt::format("preprocessing: {}\n", o.prepared.preparation.description);
   out += fmt::format("model: {} ({} parameters{}), constraint {} r = {} (diameter {})\n", to_string(used.loss.kind),
@@ -495,7 +507,7 @@ std::string to_text(const TrainOutcome& o, const std::string& account_command,
   } else {
     out += "privacy: none (no noise: not private)\n";
   }
-  if (written_to) out += fmt::format("model written to {}\n", *written_to);
+  if (written_to) out += fmt::format("model written to {}\n", escape_controls(*written_to));
   return out;
 }
 

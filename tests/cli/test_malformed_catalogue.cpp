@@ -1104,11 +1104,138 @@ std::vector<Case> second_round() {
   return out;
 }
 
+// ---- third round (issue 37): outputs that are inputs, file names that are bytes, the rest.
+// The alias cases check, as every case does, that nothing in the directory changed (the input
+// an output would have replaced is intact).
+std::function<void(const fs::path&)> symlink(std::string name, std::string target) {
+  return [name, target](const fs::path& dir) { fs::create_symlink(target, dir / name); };
+}
+std::function<void(const fs::path&)> hard_link(std::string name, std::string target) {
+  return [name, target](const fs::path& dir) { fs::create_hard_link(dir / target, dir / name); };
+}
+// A file named by bytes that are not UTF-8 ("d\xff.csv"), holding good.csv.
+std::function<void(const fs::path&)> non_utf8_data() {
+  return [](const fs::path& dir) { bad::write(dir / "d\xff.csv", bad::good_csv()); };
+}
+// The file `name` in the case directory holds `content` (an input that must not be replaced).
+std::function<void(const fs::path&)> holds(std::string name, std::string content) {
+  return [name, content](const fs::path& dir) { EXPECT_EQ(bad::read(dir / name), content) << name; };
+}
+std::function<void(const fs::path&)> absent_pattern(std::string part) {
+  return [part](const fs::path& dir) {
+    for (const auto& e : fs::directory_iterator(dir))
+      EXPECT_EQ(e.path().filename().string().find(part), std::string::npos) << e.path();
+  };
+}
+
+std::vector<Case> third_round() {
+  std::vector<Case> out;
+  auto add = [&](std::string name, std::string args, std::vector<std::string> expect,
+                 std::function<void(const fs::path&)> make = nullptr, int status = 2) {
+    out.push_back(Case{"r3_" + std::move(name), std::move(args), std::move(expect), std::move(make), status});
+  };
+  const std::string t = "train --model logistic --sigma 1 --seed 1 ";
+  const std::string fed = "train --model logistic --algorithm federated --batch-size 2 --sigma 1 --seed 1 ";
+  // -- an output is never an input, however it is spelled (refused before any work, exit 2)
+  add("output_is_data", t + "--data good.csv --output good.csv", {"--output = good.csv", "--data (good.csv)"});
+  add("output_is_data_dot", t + "--data good.csv --output ./good.csv", {"--output = ./good.csv", "--data"});
+  add("output_is_data_absolute", t + "--data good.csv --output \"$PWD/good.csv\"", {"--output", "--data"});
+  add("output_is_data_via_symlink", t + "--data link.csv --output good.csv", {"--output", "--data (link.csv)"},
+      symlink("link.csv", "good.csv"));
+  add("output_symlink_to_data", t + "--data good.csv --output link.csv", {"--output = link.csv", "--data"},
+      symlink("link.csv", "good.csv"));
+  add("output_is_data_in_other_dir_spelling", t + "--data sub/../good.csv --output good.csv", {"--output", "--data"},
+      subdir("sub"));
+  add("output_is_gz_data", t + "--data good.csv.gz --output good.csv.gz", {"--output", "--data"},
+      bytes("good.csv.gz", bad::gzip(bad::good_csv())));
+  add("output_is_test_data", t + "--data good.csv --test-data t.csv --output t.csv", {"--output", "--test-data"},
+      text("t.csv", bad::good_csv()));
+  add("output_is_feature_ranges", t + "--data good.csv --feature-ranges r.txt --output r.txt",
+      {"--output", "--feature-ranges"}, text("r.txt", "-2 2\n"));
+  add("output_is_users", fed + "--data good.csv --users users.txt --output users.txt", {"--output", "--users"});
+  add("output_is_idx_labels", kIdx + " --output labels.idx", {"--output", "--labels"});
+  add("output_is_idx_images", kIdx + " --output images.idx", {"--output", "--data"});
+  add("output_is_new_and_named_twice", t + "--data new.csv --output new.csv", {"--output = new.csv", "--data"});
+  add("predict_output_is_model", kPredict + " --output model.json", {"--output", "--model-file"});
+  add("predict_output_is_data", kPredict + " --output good.csv", {"--output", "--data"});
+  add("predict_output_is_data_symlink", kPredict + " --output link.csv", {"--output", "--data"},
+      symlink("link.csv", "good.csv"));
+  // The file standard output or standard error goes to (the catalogue redirects both to files).
+  add("output_is_stdout_fd", t + "--data good.csv --output /proc/self/fd/1", {"--output", "standard output"});
+  add("output_is_dev_stdout", t + "--data good.csv --output /dev/stdout", {"--output", "standard output"});
+  add("output_is_dev_stderr", t + "--data good.csv --output /dev/stderr", {"--output", "standard error"});
+  add("compare_csv_is_stdout", kCompare + " --csv /dev/stdout", {"--csv", "standard output"});
+  add("compare_svg_is_stdout", kCompare + " --svg /proc/self/fd/1", {"--svg", "standard output"});
+  add("exact_plot_is_stdout", exact_args("--plot /dev/stdout"), {"--plot", "standard output"});
+  add("exact_csv_is_stderr", exact_args("--csv /dev/stderr"), {"--csv", "standard error"});
+  // A hard link is another name: only that name is replaced, the data stay.
+  out.push_back({"r3_control_output_hard_link_of_data", t + "--data good.csv --output hard.csv", {"model written to"},
+                 hard_link("hard.csv", "good.csv"), 0, kLimit, holds("good.csv", bad::good_csv())});
+
+  // -- file names are bytes: a name that is not UTF-8 works, shown escaped (\xff in text,
+  // %FF in JSON: docs/input.md), and a refused one is named escaped
+  out.push_back({"r3_control_data_name_not_utf8", t + "--data \"$(printf 'd\\377.csv')\"", {"data: d\\xff.csv"},
+                 non_utf8_data(), 0});
+  out.push_back({"r3_control_data_name_not_utf8_json", t + "--data \"$(printf 'd\\377.csv')\" --json",
+                 {"\"data\": \"d%FF.csv\""}, non_utf8_data(), 0});
+  out.push_back({"r3_control_output_name_not_utf8", t + "--data good.csv --output \"$(printf 'm\\377.json')\"",
+                 {"model written to m\\xff.json"}, nullptr, 0});
+  out.push_back({"r3_control_predict_json_names_not_utf8",
+                 "predict --model-file model.json --data \"$(printf 'd\\377.csv')\" --json --output \"$(printf 'p\\377.csv')\"",
+                 {"\"data\": \"d%FF.csv\"", "\"model_file\": \"model.json\""}, non_utf8_data(), 0});
+  out.push_back({"r3_control_data_name_percent_json", t + "--data 'd%41.csv' --json", {"\"data\": \"d%2541.csv\""},
+                 text("d%41.csv", bad::good_csv()), 0});
+  add("data_name_not_utf8_missing", t + "--data \"$(printf 'x\\377.csv')\"", {"--data", "x\\xff.csv"});
+  add("output_name_not_utf8_missing_dir", t + "--data good.csv --output \"$(printf 'no\\377dir/m.json')\"",
+      {"--output", "no\\xffdir"});
+  // -- a newline in an output's name is shown escaped, never raw
+  out.push_back({"r3_control_output_name_newline", t + "--data good.csv --output 'm\nx.json'",
+                 {"model written to m\\nx.json"}, nullptr, 0});
+  out.push_back({"r3_control_predict_output_name_newline", kPredict + " --output 'p\nx.csv'",
+                 {"predictions written to p\\nx.csv"}, nullptr, 0});
+
+  // -- a model file's randomness: not text is refused (never a dropped "seeded" warning)
+  add("model_randomness_list", predict_model(), {"bad.json: randomness", "[1,2]"},
+      model([](json& d) { d["randomness"] = {1, 2}; }));
+  add("model_randomness_number", predict_model(), {"bad.json: randomness", "7"},
+      model([](json& d) { d["randomness"] = 7; }));
+  add("model_randomness_object", predict_model(), {"bad.json: randomness"},
+      model([](json& d) { d["randomness"] = {{"seeded", true}}; }));
+
+  // -- a users file's id with white space around it (another user by a byte): refused, naming
+  // the line and column
+  {
+    std::string trailing = bad::good_users(), leading = bad::good_users();
+    trailing.replace(trailing.find("user3\n"), 6, "user3 \n");
+    leading.replace(leading.find("user3\n"), 6, "\tuser3\n");
+    add("users_trailing_space", fed + "--data good.csv --output existing.out --users bad.txt",
+        {"--users", "bad.txt:13 column 6", "white space"}, text("bad.txt", trailing));
+    add("users_leading_tab", fed + "--data good.csv --output existing.out --users bad.txt",
+        {"--users", "bad.txt:13 column 1"}, text("bad.txt", leading));
+  }
+
+  // -- numbers written faithfully
+  out.push_back({"r3_control_account_alpha_inf_json", kAccount + " --alpha inf --json", {"\"alpha\": \"inf\""},
+                 nullptr, 0});
+  out.push_back({"r3_control_calibrate_max_steps_1", "calibrate --example --for steps --epsilon 100 --delta 1e-5 "
+                                                     "--max-steps 1",
+                 {"search limit T = 1 (the only T searched)"}, nullptr, 0, kLimit,
+                 [](const fs::path&) {}});
+  // --help states what happens by default: the automatic PLD grid (16 cells per std), no fixed spacing
+  out.push_back({"r3_control_account_help_pld_defaults", "account --help",
+                 {"default: none, the automatic grid", "default 16"}, nullptr, 0});
+  // No staged file is left by a refused output (the write's temporaries, the backup links).
+  add("output_in_missing_dir_leaves_nothing", t + "--data good.csv --output nodir/m.json", {"--output", "nodir"},
+      nullptr);
+  out.back().check = absent_pattern(".tmp.");
+  return out;
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> all;
   for (auto part : {controls(), reported(), csv_cases(), libsvm_cases(), idx_cases(), gzip_cases(), users_cases(),
                     feature_ranges_cases(), model_cases(), run_flag_cases(), command_cases(), train_cases(), predict_cases(),
-                    second_round()})
+                    second_round(), third_round()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
 }

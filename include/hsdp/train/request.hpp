@@ -17,6 +17,7 @@
 #include "hsdp/data/readers.hpp"
 #include "hsdp/data/shard.hpp"
 #include "hsdp/field_use.hpp"
+#include "hsdp/output_files.hpp"
 #include "hsdp/train/model_io.hpp"
 #include "hsdp/train/prepare.hpp"
 #include "hsdp/train/train_spec.hpp"
@@ -65,6 +66,10 @@ struct DataSpec {
   /// The stated fields (library name -> value as text; lists joined by ','; a switch empty),
   /// in the order of the command's data flags: what the rule of field_use.hpp applies to.
   FieldValues to_map() const;
+  /// The files the statement reads (data, labels, test_data, test_labels, users,
+  /// feature_ranges; none for records in memory): what an output must not replace
+  /// (refuse_outputs_over_inputs, output_files.hpp).
+  std::vector<FileUse> input_files() const;
 };
 
 /// The request: the data, the training run, and the noise target.
