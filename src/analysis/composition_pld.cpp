@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 
+#include "cache_key.hpp"
 #include "composition_params.hpp"
 #include "neighbours.hpp"
 #include "hsdp/divergence/pld.hpp"
@@ -49,8 +50,9 @@ div::Pld cached_step(double q, double z, div::Subsampling scheme, div::Neighbour
   static std::mutex mutex;
   static std::map<std::string, div::Pld> cache;
   static std::size_t points = 0;
-  const std::string key = fmt::format("{:a} {:a} {} {} {:a} {:a} {}", q, z, static_cast<int>(scheme),
-                                      static_cast<int>(nb), o.interval, o.tail_mass, o.max_length);
+  // Every argument, every field of the options (cache_key.hpp).
+  const std::string key = fmt::format("{:a} {:a} {} {} {}", q, z, static_cast<int>(scheme),
+                                      static_cast<int>(nb), cache_key(o));
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
@@ -92,9 +94,11 @@ std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
   const bool gaussian = p.gaussian;
   const std::map<double, std::int64_t> z_counts = gaussian ? p.z_counts : bucketed(p.z_counts);
   const div::PldOptions grid = pld_grid(run);
-  std::string key = fmt::format("{:a} {} {} {:a} {:a} {}", p.q, static_cast<int>(p.scheme),
-                                static_cast<int>(p.neighbours), grid.interval, grid.cells,
-                                grid.fixed_interval);
+  // The key holds every input of the composition below: q, scheme, neighbours, the grid (every
+  // field, cache_key.hpp) and the steps (mu^2 of a Gaussian run; otherwise each bucketed
+  // multiplier over the sensitivity with its count).
+  std::string key = fmt::format("{:a} {} {} {}", p.q, static_cast<int>(p.scheme),
+                                static_cast<int>(p.neighbours), cache_key(grid));
   const double mu2 = p.gaussian_mu2;  // a Gaussian run: one Gaussian of mu^2
   if (gaussian) {
     // A noise so large that mu^2 = sum (c/z)^2 underflows: no number this analysis can compute
