@@ -224,3 +224,93 @@ TEST(Composition, ComparisonsReportTheirRdpCurves) {
 }
 
 }  // namespace
+
+namespace {
+
+// KL and TV of the subsampled Gaussian pair P = (1 - q) N(0, z^2) + q N(a, z^2) against
+// Q = N(0, z^2), by the trapezoid rule in long double on x/z in [-40, 40 + a/z] (step 1/400:
+// the integrands are smooth and Gaussian-weighted, so the rule converges far below the
+// tolerances used). With u(x) = dP/dQ - 1 = q expm1((2 a x - a^2) / (2 z^2)):
+// KL(P||Q) = E_Q[(1 + u) log1p(u) - u], KL(Q||P) = E_Q[u - log1p(u)], TV = E_Q|u| / 2.
+struct PairNumbers {
+  long double kl_pq = 0, kl_qp = 0, tv = 0;
+};
+PairNumbers pair_by_quadrature(double q, double z, double a) {
+  PairNumbers out;
+  const long double h = 1.0L / 400, lo = -40.0L, hi = 40.0L + a / z;
+  const long double norm = 1.0L / std::sqrt(2.0L * 3.14159265358979323846264338327950288L);
+  for (long double y = lo; y <= hi; y += h) {  // y = x / z
+    const long double x = y * z, w = norm * std::exp(-y * y / 2) * h;
+    const long double u = q * std::expm1((2 * a * x - a * a) / (2.0L * z * z));
+    out.kl_pq += w * ((1 + u) * std::log1p(u) - u);
+    out.kl_qp += w * (u - std::log1p(u));
+    out.tv += w * std::fabs(u) / 2;
+  }
+  return out;
+}
+
+double detail_of(const hsdp::AnalysisResult& r, const std::string& name) {
+  for (const auto& d : r.details)
+    if (d.name == name) return d.value;
+  return std::nan("");
+}
+
+}  // namespace
+
+// The order-1 route of composition-rdp (docs/rdp.md "Order 1: KL and total variation"): its KL
+// bound is above the quadrature KL of the pair in both directions (times T: the steps of a
+// non-adaptive product add exactly), and its delta at eps = 0 above the exact TV of one step.
+TEST(Composition, KlAndTotalVariationBoundsAboveQuadrature) {
+  struct Case {
+    double q, z;
+    hsdp::Sampling sampling;
+    double shift;  // the dominating pair's mean: 1 (Poisson), 2 (fixed-size swap)
+  };
+  for (const Case c : {Case{1e-3, 1.0, hsdp::Sampling::poisson, 1.0}, Case{1e-2, 0.7, hsdp::Sampling::poisson, 1.0},
+                       Case{5e-3, 3.0, hsdp::Sampling::poisson, 1.0}, Case{1e-3, 2.0, hsdp::Sampling::fixed, 2.0}}) {
+    const std::int64_t n = static_cast<std::int64_t>(std::llround(1.0 / c.q)), T = 7;
+    const PairNumbers exact = pair_by_quadrature(c.q, c.z, c.shift);
+    ASSERT_GT(exact.kl_pq, 0);
+    for (const auto adj : {hsdp::Adjacency::remove, hsdp::Adjacency::replace}) {
+      SCOPED_TRACE(testing::Message() << "q = " << c.q << " z = " << c.z << " shift " << c.shift
+                                      << (adj == hsdp::Adjacency::remove ? " add/remove" : " replace"));
+      // A delta target that the TV route meets, so that it reports its KL and TV bounds.
+      auto run = dpsgd_run(n, 1, T, c.z, 1.0, c.sampling, adj);
+      const auto r = composition()->evaluate(run, hsdp::Query::at_delta(0.9));
+      ASSERT_TRUE(r.applicable) << r.reason;
+      const double kl = detail_of(r, "kl_bound"), tv = detail_of(r, "tv_bound");
+      ASSERT_FALSE(std::isnan(kl));
+      EXPECT_EQ(*r.epsilon, 0.0);
+      EXPECT_GE(kl, T * exact.kl_pq);
+      EXPECT_GE(kl, T * exact.kl_qp);
+      // Not loose: within the Jensen step log(1 + chi^2) of the KL (a factor ~2 for small chi^2).
+      EXPECT_LE(kl, 2.5 * T * exact.kl_pq);
+      // TV of the composition is at least that of one step; the bound is above it.
+      EXPECT_GE(tv, exact.tv);
+      // One step: delta at eps = 0 is the TV route's (or the RDP route's, if smaller: both are
+      // above the exact TV).
+      run.steps = 1;
+      const auto one = composition()->evaluate(run, hsdp::Query::at_epsilon(0.0));
+      ASSERT_TRUE(one.applicable) << one.reason;
+      EXPECT_GE(*one.delta, exact.tv);
+      EXPECT_LE(*one.delta, (adj == hsdp::Adjacency::replace ? 2.0 : 1.0) * std::sqrt(exact.kl_pq * 2.5 / 2) * 1.001);
+    }
+  }
+}
+
+// Issue 38: q = 1.18e-5, z = 9.108, T = 76, delta = 1e-5 (Poisson, add/remove): dp_accounting
+// proves eps = 0 by the KL bound; so does composition-rdp now (it printed 6.35e-6). KL <=
+// 76 log(1 + q^2 (e^{1/z^2} - 1)) = 1.2834e-10, TV <= sqrt(KL/2) = 8.0105e-6 <= 1e-5.
+TEST(Composition, TinySamplingRateGivesEpsilonZeroByTotalVariation) {
+  const auto run = dpsgd_run(84746, 1, 76, 9.108, 1.0, hsdp::Sampling::poisson);
+  const auto r = composition()->evaluate(run, hsdp::Query::at_delta(1e-5));
+  ASSERT_TRUE(r.applicable) << r.reason;
+  EXPECT_EQ(*r.epsilon, 0.0);
+  const double q = 1.0 / 84746, kl = 76 * std::log1p(q * q * std::expm1(1 / (9.108 * 9.108)));
+  EXPECT_NEAR(detail_of(r, "kl_bound"), kl, 1e-9 * kl);
+  EXPECT_NEAR(detail_of(r, "tv_bound"), std::sqrt(kl / 2), 1e-9 * std::sqrt(kl / 2));
+  // Above the target the RDP route answers as before (no TV detail).
+  const auto r2 = composition()->evaluate(run, hsdp::Query::at_delta(1e-6));
+  EXPECT_GT(*r2.epsilon, 0.0);
+  EXPECT_TRUE(std::isnan(detail_of(r2, "kl_bound")));
+}

@@ -56,6 +56,19 @@ TEST(Planner, GdpMuMeetsTheTargetExactly) {
   EXPECT_EQ(gdp_mu_for(1e-6, 1e-300), 1e-6);
   EXPECT_THROW(gdp_mu_for(1, 0), InvalidArgument);
   EXPECT_THROW(gdp_mu_for(0, 1e-5), InvalidArgument);
+  // Large eps (issue 37: eps = 1e300 threw "the bracket does not straddle"): the upper end grows
+  // past 1e3; the boundary is about sqrt(2 eps) and still met; from 1e150 on the cap (which meets
+  // the target) is returned.
+  for (double e : {1e7, 1e8, 1e100}) {
+    const double mu = gdp_mu_for(e, 1e-5);
+    EXPECT_GT(mu, 1e3) << e;
+    EXPECT_NEAR(mu, std::sqrt(2 * e), 0.05 * std::sqrt(2 * e)) << e;
+    EXPECT_LE(div::gdp_log_delta(e, mu), std::log(1e-5)) << e;
+  }
+  EXPECT_EQ(gdp_mu_for(1e300, 1e-5), 1e150);
+  EXPECT_LE(div::gdp_log_delta(1e300, 1e150), std::log(1e-5));
+  const auto rule = training_rule(1000, 1.0, 1.0, 1e300, 1e-5, std::nullopt, 1.0);
+  EXPECT_LE(rule.steps, 100 * 1000 + 1000);  // at most 100 epochs (T <= 100 n, whole epochs)
 }
 
 // docs/privacy-utility.md: logistic 5 vs 7 (n = 12000, d = 784) at eps = 1: b = 1500, 36

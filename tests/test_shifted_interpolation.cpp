@@ -407,4 +407,62 @@ TEST(ShiftedInterpolation, NoisySgdNeverAboveCompositionPld) {
   }
 }
 
+// Issue 38: the caches behind shifted-interpolation (fixed-size batches: sgd_bound; shuffled
+// batches: shuffle_bound) and composition-pld are keyed by every field of the run, so a value
+// never depends on which run was asked first. Each pair of runs differs in one field (the
+// adjacency; the partial batch kept or dropped); it is asked in both orders, each order on a
+// run tagged by a field that no analysis reads (dimension), so that the second order starts
+// from an empty cache for its runs: both orders must agree, and the two runs of a pair must
+// differ (else the test could not see a shared entry). The repro of the issue is the first pair.
+TEST(ShiftedInterpolation, CachesKeyedByTheWholeRun) {
+  using hsdp::Adjacency;
+  struct Pair {
+    hsdp::Run a, b;
+  };
+  std::vector<Pair> pairs;
+  {
+    // hsdp account --sampling fixed --n 4 --batch-size 2 --steps 3 --eta 1 --noise-std 1
+    // --lipschitz 1 --smoothness 1 --diameter 1e6 --release last --epsilon 1
+    hsdp::Run a = smooth_run(hsdp::Sampling::fixed, 4, 2, 3, 1.0, 1.0, 1.0, 0.0, 1e6), b = a;
+    b.adjacency = Adjacency::remove;
+    pairs.push_back({a, b});
+  }
+  {
+    // Shuffled batches, the partial batch kept: add/remove changes the last batch of every
+    // epoch (neighbours.hpp); then the partial batch kept vs dropped.
+    hsdp::Run a = smooth_run(hsdp::Sampling::shuffle, 10, 4, 7, 0.5, 0.8, 1.0, 0.0, 2.0), b = a;
+    a.drop_last = b.drop_last = false;
+    b.adjacency = Adjacency::remove;
+    pairs.push_back({a, b});
+    b = a;
+    a.drop_last = true;
+    pairs.push_back({a, b});
+  }
+  for (const char* name : {"shifted-interpolation", "composition-pld"}) {
+    const auto an = hsdp::find_analysis(name);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      for (const auto& q : {hsdp::Query::at_epsilon(1.0), hsdp::Query::at_delta(1e-5)}) {
+        auto value = [&](hsdp::Run run, std::int64_t tag) {
+          run.dimension = 1000 * static_cast<std::int64_t>(i) + tag + (q.delta ? 100 : 0) +
+                          (std::string(name) == "composition-pld" ? 10000 : 0);
+          const auto r = an->evaluate(run, q);
+          EXPECT_TRUE(r.applicable) << name << ": " << r.reason;
+          return q.delta ? r.epsilon.value_or(kInf) : r.delta.value_or(kInf);
+        };
+        const double a1 = value(pairs[i].a, 1), b1 = value(pairs[i].b, 1);  // a first
+        const double b2 = value(pairs[i].b, 2), a2 = value(pairs[i].a, 2);  // b first
+        EXPECT_EQ(a1, a2) << name << " pair " << i;
+        EXPECT_EQ(b1, b2) << name << " pair " << i;
+        EXPECT_NE(a1, b1) << name << " pair " << i;
+      }
+    }
+  }
+  // The issue's numbers (add/remove delta at eps = 1, its CLI column; docs' rounding up).
+  auto delta = [&](const hsdp::Run& run) {
+    return si()->evaluate(run, hsdp::Query::at_epsilon(1.0)).delta.value_or(kInf);
+  };
+  EXPECT_NEAR(delta(pairs[0].a), 0.1304553239, 2e-10);  // replace-one
+  EXPECT_NEAR(delta(pairs[0].b), 0.1167504957, 2e-10);  // add/remove
+}
+
 }  // namespace

@@ -65,3 +65,17 @@ def test_train_takes_the_adjacency():
                    order_known=False)
     assert r.run.adjacency == "remove"
     assert r.report.adjacency == "remove" and r.report.best.epsilon <= 1.0
+
+
+def test_one_session_asks_both_adjacencies_in_both_orders():
+    # Issue 38: shifted-interpolation's fixed-size bound was cached without the adjacency, so in
+    # one session the adjacency asked first set the number for both. Each order on its own run
+    # (dimension: read by no analysis here) so that each starts from an empty cache entry.
+    def delta(adjacency, dimension):
+        run = hsdp.Run(n=4, steps=3, batch_size=2, sampling="fixed", eta=1.0, noise_std=1.0, lipschitz=1.0,
+                       smoothness=1.0, diameter=1e6, release="last", adjacency=adjacency, dimension=dimension)
+        return next(a for a in hsdp.account(run, epsilon=1.0).analyses if a.name == "shifted-interpolation").delta
+    remove_first = (delta("remove", 11), delta("replace", 11))
+    replace_first = (delta("replace", 12), delta("remove", 12))
+    assert remove_first == (0.1167504957, 0.1304553239)
+    assert replace_first == (0.1304553239, 0.1167504957)

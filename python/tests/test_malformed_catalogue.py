@@ -95,6 +95,11 @@ CASES = [
     ("seed_negative", lambda t: train(seed=-1), ValueError, ["seed = -1"]),
     ("seed_2_64", lambda t: train(seed=2**64), ValueError, ["seed = 18446744073709551616"]),
     ("sigma_1e308", lambda t: train(sigma=1e308), ValueError, ["sigma", "1e+308"]),
+    # issue 37: stds the noise grid cannot draw are range errors, never an internal error
+    ("sigma_1e-300", lambda t: train(sigma=1e-300), ValueError, ["sigma", "1e-300", "noise grid"]),
+    ("noise_std_4e307", lambda t: train(sigma=None, noise_std=4e307), ValueError, ["noise_std", "noise grid"]),
+    ("grid_noise_std_1e-300", lambda t: hsdp.Generator(seed=1).add_grid_noise(np.zeros(2), std=1e-300), ValueError,
+     ["std = 1e-300", "normal double"]),
     ("sigma_negative", lambda t: train(sigma=-1.0), ValueError, ["sigma", "-1"]),
     ("noise_std_inf", lambda t: train(sigma=None, noise_std=math.inf), ValueError, ["noise_std"]),
     ("record_norm_1e200", lambda t: train(record_norm=1e200), ValueError, ["record_norm", "1e+200"]),

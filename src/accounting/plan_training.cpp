@@ -53,10 +53,18 @@ double gdp_mu_for(double epsilon, double delta) {
   require_open(opt("delta"), delta, 0.0, 1.0);
   const double log_target = std::log(delta);
   // delta(eps; mu) increases with mu: log delta(eps; mu) <= log delta holds below the
-  // boundary. mu = 1e-6 meets any target here; mu = 1e3 none below delta = 1.
+  // boundary. mu = 1e-6 meets any target here. The upper end grows until it fails the target
+  // (at large eps the boundary is about sqrt(2 eps)); beyond mu = 1e150 (eps ~ 1e300) every
+  // plan is the same (the rule caps T at 100 n), so a target that 1e150 still meets gets 1e150,
+  // a mu that meets it (conservative).
   auto f = [&](double mu) { return div::gdp_log_delta(epsilon, mu) - log_target; };
-  const double lo = 1e-6, hi = 1e3;
+  const double lo = 1e-6, cap = 1e150;
   if (f(lo) > 0) return lo;
+  double hi = 1e3;
+  while (!(f(hi) > 0)) {
+    if (hi >= cap) return cap;
+    hi = std::min(cap, hi * 1e3);
+  }
   return num::monotone_boundary(f, lo, hi, num::Holds::below);
 }
 
@@ -72,7 +80,11 @@ TrainingRule training_rule(std::int64_t n, double lipschitz, double eta, double 
   // (T + l^2 for cyclic batches, about T for Poisson), times the record's norm X: sqrt(2).
   const double Td = std::round(static_cast<double>(n) * r.mu / (2 * lipschitz * eta) *
                                (std::numbers::sqrt2 / record_norm_with_bias));
-  r.target_steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min(Td, 1e12)));
+  // At most kMaxEpochs epochs even of single-record batches (T <= 100 n): the compute cap
+  // that step 5 keeps for l <= n needs T itself bounded (a loose target, epsilon = 1e6, would
+  // otherwise plan 10^12 steps).
+  r.target_steps = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::min({Td, 1e12, kMaxEpochs * static_cast<double>(n)})));
   if (batch_size) {
     r.batch_size = require_range(opt("batch_size"), *batch_size, 1, n);
     r.batches_per_epoch = std::max<std::int64_t>(1, n / r.batch_size);

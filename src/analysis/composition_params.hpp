@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "hsdp/analysis/analysis.hpp"
@@ -43,6 +44,16 @@ CompositionParams composition_params(const Run& run);
 /// Gaussian's RDP (Mironov 2017 Prop. 1), or alpha mu^2 / 2 for a Gaussian run; +inf as
 /// soon as one step's is.
 double composition_rdp(const CompositionParams& p, double alpha);
+
+/// The order-1 route of the whole sequence (docs/rdp.md "Order 1: KL and total variation"): a
+/// proven upper bound on the KL divergence of the neighbouring pair's outputs and on their
+/// total variation distance TV (= delta at eps = 0, so delta(eps) <= TV for every eps >= 0).
+struct TvBound {
+  double kl = 0.0;
+  double tv = 1.0;
+};
+/// nullopt when no bound below 1 is derived (or a term would underflow).
+std::optional<TvBound> composition_tv_bound(const CompositionParams& p);
 
 /// The details both composition analyses report: q, the noise multiplier (or its minimum),
 /// and for a Gaussian run its mu.

@@ -13,9 +13,9 @@
 // mechanism (full batches, shuffled and cyclic batches, fixed-size add/remove) the steps
 // compose exactly (mu-GDP: mu^2 = sum_t (sensitivity / z_t)^2), whatever the schedule.
 // Otherwise a noise schedule with many distinct z_t is bucketed: each z_t is rounded DOWN to
-// a geometric grid (less noise is a worse mechanism: more noise is post-processing by an
-// independent Gaussian), so the composition stays one FFT over a few dozen distinct
-// mechanisms. Each mechanism's discretisation is kept (a small cache keyed by mechanism
+// its bucket's smallest (less noise is a worse mechanism: more noise is post-processing by an
+// independent Gaussian), buckets sized by each step's privacy cost (bucketed() below), so the
+// composition stays one FFT over at most a few hundred distinct mechanisms. Each mechanism's discretisation is kept (a small cache keyed by mechanism
 // and grid), so that runs differing only in their number of steps -- a calibration of the
 // steps, a curve of eps against steps -- discretise once.
 #include <fmt/format.h>
@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 
+#include "cache_key.hpp"
 #include "composition_params.hpp"
 #include "neighbours.hpp"
 #include "hsdp/divergence/pld.hpp"
@@ -40,7 +41,7 @@ namespace hsdp::detail {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::size_t kMaxMechanisms = 32;
+constexpr std::size_t kMaxMechanisms = 256;
 
 // Pld::sampled_gaussian(q, z, scheme, nb, grid), kept for later runs (the grid depends on
 // the mechanism only, not on the number of steps). At most 2^22 stored points.
@@ -49,8 +50,9 @@ div::Pld cached_step(double q, double z, div::Subsampling scheme, div::Neighbour
   static std::mutex mutex;
   static std::map<std::string, div::Pld> cache;
   static std::size_t points = 0;
-  const std::string key = fmt::format("{:a} {:a} {} {} {:a} {:a} {}", q, z, static_cast<int>(scheme),
-                                      static_cast<int>(nb), o.interval, o.tail_mass, o.max_length);
+  // Every argument, every field of the options (cache_key.hpp).
+  const std::string key = fmt::format("{:a} {:a} {} {} {}", q, z, static_cast<int>(scheme),
+                                      static_cast<int>(nb), cache_key(o));
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
@@ -66,19 +68,38 @@ div::Pld cached_step(double q, double z, div::Subsampling scheme, div::Neighbour
   return pld;
 }
 
-// Distinct noise multipliers, rounded down to at most kMaxMechanisms geometric buckets.
-std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_counts) {
-  if (z_counts.size() <= kMaxMechanisms) return z_counts;
-  const double z_min = z_counts.begin()->first, z_max = z_counts.rbegin()->first;
-  const double ratio = std::pow(z_max / z_min, 1.0 / static_cast<double>(kMaxMechanisms - 1));
-  std::map<double, std::int64_t> out;
+// Distinct noise multipliers, rounded down into buckets, each represented by its SMALLEST
+// multiplier (less noise is a worse mechanism: more noise is post-processing by an independent
+// Gaussian, so the rounded run is never less private). The buckets follow the privacy cost of
+// a step rather than a geometric grid of z (docs/pld.md "Heterogeneous sequences"): a step's
+// cost is taken as w(z) = e^{(shift/z)^2} - 1 (chi^2 / q^2 of its subsampled Gaussian pair,
+// docs/rdp.md), and ascending in z a multiplier joins the current bucket while rounding it down
+// to the bucket's smallest raises its w by at most kBucketBudget x (the run's total w) / T, so
+// the rounding raises the run's total cost by at most kBucketBudget. Measured on z_t = 0.8 sqrt(t),
+// T = 500 (tests/test_pld.cpp): 129 mechanisms instead of 500, eps 5e-5 to 1.4e-3 above the
+// unbucketed composition for q = 0.01 .. 0.3 (the 32 geometric buckets used before: 2.4e-3 at
+// q = 0.01, 1.1% at q = 0.1). Beyond kMaxMechanisms buckets the budget doubles (accuracy for
+// time: each mechanism is one discretisation and one transform).
+constexpr double kBucketBudget = 1e-2;
+
+std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_counts, double shift) {
+  if (z_counts.size() <= 32) return z_counts;
+  auto w = [shift](double z) { return std::expm1(std::min((shift / z) * (shift / z), 700.0)); };
+  double total = 0.0, steps = 0.0;
   for (const auto& [z, count] : z_counts) {
-    const double k = std::floor(std::log(z / z_min) / std::log(ratio) * (1 + 1e-12));
-    // z_min ratio^k <= z (rounding down; the factor (1 - 1e-12) absorbs pow's rounding).
-    const double zb = std::min(z, z_min * std::pow(ratio, std::max(0.0, k)) * (1 - 1e-12));
-    out[zb] += count;
+    total += static_cast<double>(count) * w(z);
+    steps += static_cast<double>(count);
   }
-  return out;
+  for (double budget = kBucketBudget;; budget *= 2) {
+    const double allowance = budget * total / steps;
+    std::map<double, std::int64_t> out;
+    double rep = 0.0;
+    for (const auto& [z, count] : z_counts) {  // ascending z
+      if (out.empty() || !(w(rep) - w(z) <= allowance)) rep = z;
+      out[rep] += count;
+    }
+    if (out.size() <= kMaxMechanisms || budget > 1e6) return out;
+  }
 }
 
 // The composed PLD on the run's grid (pld_grid: the default or the stated pld_interval /
@@ -90,11 +111,14 @@ std::map<double, std::int64_t> bucketed(const std::map<double, std::int64_t>& z_
 std::shared_ptr<const std::optional<div::Pld>> composed(const Run& run) {
   const CompositionParams p = composition_params(run);
   const bool gaussian = p.gaussian;
-  const std::map<double, std::int64_t> z_counts = gaussian ? p.z_counts : bucketed(p.z_counts);
+  const std::map<double, std::int64_t> z_counts =
+      gaussian ? p.z_counts : bucketed(p.z_counts, p.scheme == div::Subsampling::fixed ? 2.0 : p.sensitivity);
   const div::PldOptions grid = pld_grid(run);
-  std::string key = fmt::format("{:a} {} {} {:a} {:a} {}", p.q, static_cast<int>(p.scheme),
-                                static_cast<int>(p.neighbours), grid.interval, grid.cells,
-                                grid.fixed_interval);
+  // The key holds every input of the composition below: q, scheme, neighbours, the grid (every
+  // field, cache_key.hpp) and the steps (mu^2 of a Gaussian run; otherwise each bucketed
+  // multiplier over the sensitivity with its count).
+  std::string key = fmt::format("{:a} {} {} {}", p.q, static_cast<int>(p.scheme),
+                                static_cast<int>(p.neighbours), cache_key(grid));
   const double mu2 = p.gaussian_mu2;  // a Gaussian run: one Gaussian of mu^2
   if (gaussian) {
     // A noise so large that mu^2 = sum (c/z)^2 underflows: no number this analysis can compute

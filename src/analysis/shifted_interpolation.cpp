@@ -51,6 +51,7 @@
 #include "hsdp/divergence/shift_program.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/root.hpp"
+#include "cache_key.hpp"
 #include "neighbours.hpp"
 #include "pld_grid.hpp"
 #include "registry.hpp"
@@ -297,9 +298,9 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
   const std::int64_t n = run.n, l = ep.l;
   const std::int64_t J = (st.t - 1) / l, r = st.t - J * l;
   const bool average = !run.order_known && ep.every_last == 0.0;
-  // The energies do not depend on the noise: calibrating the noise reuses them.
-  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {:a} {} {} {} {} {}", st.c, h_full, h_partial,
-                                      h_worst, st.D, st.t, l, n, run.batch_size, average);
+  // Keyed by the whole run (cache_key.hpp) but its noise: the energies do not depend on the
+  // noise, so calibrating the noise reuses them.
+  const std::string key = cache_key(run, KeyOmits::noise_std);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -497,8 +498,9 @@ std::shared_ptr<const SgdBound> sgd_bound(const Run& run) {
   static std::map<std::string, std::shared_ptr<const SgdBound>> cache;
   const SgdParams q = sgd_params(run);
   const div::PldOptions grid = pld_grid(run);
-  const std::string key = fmt::format("{:a} {:a} {:a} {:a} {} {:a} {:a} {:a}", q.p, q.z, q.D, q.s, q.t,
-                                      grid.interval, grid.cells, q.slack);
+  // The whole run (cache_key.hpp): the composition from W_0 is composition-pld's PLD of this
+  // run, which depends on the adjacency, among others.
+  const std::string key = cache_key(run);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;

@@ -1,11 +1,14 @@
 #include "hsdp/random/samplers.hpp"
 
 #include "hsdp/errors.hpp"
+#include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "hsdp/errors.hpp"
 
 namespace hsdp::random {
 
@@ -125,15 +128,29 @@ std::uint64_t geometric_exp(Csprng& g, std::uint64_t r, int s_bits) {
   }
 }
 
+double grid_noise_min_std(Law law) {
+  // scale = std (Gaussian) or std / sqrt 2 (Laplace) >= 2^-990, so that lambda >= 2^-1022. For
+  // Laplace the smallest double with std / sqrt(2) >= 2^-990 after rounding: sqrt(2) 2^-990
+  // rounded up, then nudged until the division agrees.
+  if (law == Law::gaussian) return 0x1p-990;
+  double s = std::nextafter(std::sqrt(2.0) * 0x1p-990, std::numeric_limits<double>::infinity());
+  while (s / std::sqrt(2.0) < 0x1p-990) s = std::nextafter(s, std::numeric_limits<double>::infinity());
+  return s;
+}
+
 GridNoise::GridNoise(Law law, double std) : law_(law) {
-  if (!(std > 0) || !std::isfinite(std))
-    throw std::invalid_argument("grid noise: the std must be finite and > 0, got " + show(std));
+  const double lo = grid_noise_min_std(law);
+  if (!(std >= lo && std <= kGridNoiseMaxStd))
+    fail(Param("std"), std,
+         fmt::format("a noise std in [{}, {}] (the grid spacing std 2^-32 must be a normal double, and "
+                     "the noisy values far below the largest double)",
+                     show(lo), show(kGridNoiseMaxStd)));
   const double scale = law == Law::gaussian ? std : std / std::sqrt(2.0);
   int e = 0;
   std::frexp(scale, &e);  // scale = f 2^e, f in [0.5, 1): floor(log2 scale) = e - 1
   lambda_ = std::ldexp(1.0, e - 1 - kGridBits);
   if (!(lambda_ >= std::numeric_limits<double>::min()))
-    throw std::invalid_argument("grid noise: the std is too small for a grid of normal doubles");
+    throw std::logic_error("grid noise: lambda below the normal range inside the checked std range");
   units_ = static_cast<std::uint64_t>(std::ceil(scale / lambda_));  // exact: a power-of-two scaling
 }
 
@@ -142,7 +159,12 @@ double GridNoise::add(Csprng& g, double u, std::uint64_t& out_of_range) const {
   const double w = std::nearbyint(u / lambda_);  // u / lambda is exact (a power of two)
   const auto k = static_cast<double>(draw(g));
   // w and k below 2^52: their sum is an integer below 2^53, exact, and times lambda exact.
-  if (!(std::fabs(w) < kExact) || !(std::fabs(k) < kExact)) ++out_of_range;
+  if (!(std::fabs(w) < kExact) || !(std::fabs(k) < kExact)) {
+    ++out_of_range;
+    // Off the exact grid (counted: the trainer's report then certifies nothing): u plus the
+    // noise, never (w + k) lambda, whose w = u / lambda may have overflowed to +-inf.
+    return u + k * lambda_;
+  }
   return (w + k) * lambda_;
 }
 

@@ -104,12 +104,31 @@ double Constraint::max_norm(std::size_t p) const {
   return kInf;
 }
 
+// ||v|| without overflow or underflow of the squares: noisy iterates reach 2^981 (noise stds
+// up to 2^960, random::kGridNoiseMaxStd), whose squares are not doubles.
+namespace {
+double euclidean_norm(std::span<const double> v) {
+  const double s = norm2(v.data(), v.size());
+  if (std::isfinite(s) && s >= 0x1p-900) return std::sqrt(s);
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  if (m == 0 || !std::isfinite(m)) return m;
+  double t = 0;
+  for (double x : v) t += (x / m) * (x / m);
+  return m * std::sqrt(t);
+}
+}  // namespace
+
 void Constraint::project(std::span<double> theta) const {
   if (kind == ConstraintKind::ball) {
-    const double nrm = std::sqrt(norm2(theta.data(), theta.size()));
-    if (nrm > radius) {
+    const double nrm = euclidean_norm(theta);
+    if (nrm > radius && std::isfinite(nrm)) {
       const double f = radius / nrm;
-      for (double& v : theta) v *= f;
+      if (f >= std::numeric_limits<double>::min()) {
+        for (double& v : theta) v *= f;
+      } else {
+        for (double& v : theta) v = v / nrm * radius;  // v / nrm in [-1, 1]: no subnormal factor
+      }
     }
   } else if (kind == ConstraintKind::box) {
     for (double& v : theta) v = std::clamp(v, -radius, radius);
@@ -117,7 +136,7 @@ void Constraint::project(std::span<double> theta) const {
 }
 
 double Constraint::excess(std::span<const double> theta) const {
-  if (kind == ConstraintKind::ball) return std::sqrt(norm2(theta.data(), theta.size())) - radius;
+  if (kind == ConstraintKind::ball) return euclidean_norm(theta) - radius;
   if (kind == ConstraintKind::box) {
     double m = 0;
     for (double v : theta) m = std::max(m, std::abs(v));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <limits>
 #include <numeric>
 #include <string_view>
@@ -589,6 +590,49 @@ void mark_out_of_range(TrainResult& res, Run& run, const Plan& plan, const Train
 
 }  // namespace
 
+// The std of step t's noise draws: the parameter-space std, or with the federated
+// algorithm's local noise each user's sigma = std sqrt(m) / eta_t (its draws are averaged).
+double draw_std(const Run& run, const Plan& p, bool local_noise, std::int64_t t) {
+  const double s = run.noise_std.at(t);
+  return local_noise ? s * std::sqrt(static_cast<double>(p.batch)) / p.eta.at(t) : s;
+}
+
+// Every noise draw's std inside what the noise grid draws (random::GridNoise: a normal grid
+// spacing, noisy values far below the largest double; docs/input.md), checked before any
+// work. The error names the field the noise came from: sigma, noise_std, or the epsilon it
+// was calibrated to.
+void check_noise_stds(const Run& run, const Plan& p, const TrainConfig& c, bool local_noise) {
+  if (c.no_noise) return;
+  const random::Law law = c.noise == NoiseKind::gaussian ? random::Law::gaussian : random::Law::laplace;
+  const double lo = random::grid_noise_min_std(law), hi = random::kGridNoiseMaxStd;
+  const bool constant = run.noise_std.is_constant() && p.eta.is_constant();
+  for (std::int64_t t = 1; t <= (constant ? 1 : p.steps); ++t) {
+    const double s = draw_std(run, p, local_noise, t);
+    if (s >= lo && s <= hi) continue;
+    const Param field = c.sigma ? opt("sigma") : c.noise_std ? opt("noise_std") : opt("epsilon");
+    const double stated = c.sigma ? *c.sigma : c.noise_std ? *c.noise_std : c.target_epsilon.value_or(0.0);
+    fail(field, stated,
+         fmt::format("a value whose noise draws have a std in [{}, {}], what the noise grid can draw "
+                     "(step {}: std {} with eta = {})",
+                     show(lo), show(hi), t, show(s), show(p.eta.at(t))));
+  }
+}
+
+// The released weights are finite: an unconstrained run whose steps expand (eta l2 > 2, a
+// noise std near the top of its range over very many steps) can leave the double range; it is
+// refused naming the step size (nothing is written), never a model of inf or NaN weights.
+void check_finite_model(std::span<const double> theta, const Plan& p, const TrainConfig& c) {
+  for (double v : theta) {
+    if (std::isfinite(v)) continue;
+    fail(opt("eta"), p.eta.max(),
+         fmt::format("a step size under which the iterates stay finite: they left the double range "
+                     "(l2 = {}, constraint {}); bound them with a constraint set or a smaller step",
+                     show(c.loss.l2),
+                     c.constraint.kind == ConstraintKind::none ? std::string("none")
+                                                               : "radius " + show(c.constraint.radius)));
+  }
+}
+
 Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::size_t outputs) {
   const std::size_t parameters = outputs * (d + (config.bias ? 1 : 0));
   const Plan p = make_plan(config, n, parameters);
@@ -702,6 +746,29 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
            fmt::format("a target some noise level meets for this run ({})", cal.reason));
     res.sigma = cal.value;
     run.noise_std = noise_from_sigma(plan, config.noise, cal.value);
+    // A target so loose that its noise is below what the grid draws (epsilon = 1e300): more
+    // noise is post-processing (never less private), so the smallest drawable std meets it too.
+    const random::Law law = config.noise == NoiseKind::gaussian ? random::Law::gaussian : random::Law::laplace;
+    const double lowest = random::grid_noise_min_std(law);
+    double smallest = kInf;
+    const bool local = config.algorithm == Algorithm::federated;
+    for (std::int64_t t = 1; t <= (run.noise_std.is_constant() && plan.eta.is_constant() ? 1 : plan.steps); ++t)
+      smallest = std::min(smallest, draw_std(run, plan, local, t));
+    if (smallest < lowest) {
+      double sigma = cal.value * (lowest / smallest);
+      for (int i = 0; i < 64; ++i) {  // rounding: up until every step's std is drawable
+        run.noise_std = noise_from_sigma(plan, config.noise, sigma);
+        double m = kInf;
+        for (std::int64_t t = 1; t <= (run.noise_std.is_constant() && plan.eta.is_constant() ? 1 : plan.steps); ++t)
+          m = std::min(m, draw_std(run, plan, local, t));
+        if (m >= lowest) break;
+        sigma = std::nextafter(sigma, kInf) * (1 + 1e-15);
+      }
+      res.sigma = sigma;
+      res.notes.push_back(fmt::format("the calibrated sigma = {} is below what the noise grid draws; sigma = {} "
+                                      "(more noise) is used",
+                                      show(cal.value), show(sigma)));
+    }
     res.notes.push_back(fmt::format("calibrated sigma = {} ({} convention) for epsilon = {} at delta = {}",
                                     show(cal.value), to_string(plan.convention),
                                     show(*config.target_epsilon), show(config.delta)));
@@ -710,6 +777,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     res.notes.push_back("no noise: a non-private baseline, no privacy report");
   }
 
+  check_noise_stds(run, plan, config, config.algorithm == Algorithm::federated);
   if (!config.no_noise) {
     run.validate();
     // The `account` request, so that the report is the one `hsdp account` prints for the
@@ -728,6 +796,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   random::Key key = config.seed ? random::seed_key(*config.seed) : random::entropy_key();
   if (fed) {
     const std::uint64_t out_of_range = federated_rounds(res, mine, mine_users, plan, run, config, key, *fed);
+    check_finite_model(res.model.theta, plan, config);
     if (res.clipped_examples > 0 && !plan.clipping_acts) throw std::logic_error("clipping acted although C >= L");
     if (fed->rank == 0) mark_out_of_range(res, run, plan, config, out_of_range);
     res.run = run;
@@ -844,6 +913,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     poll_interrupt();  // a front end's Ctrl-C (include/hsdp/interrupt.hpp); not in the MPI rounds above
   }
   theta = released;
+  check_finite_model(theta, plan, config);
   res.max_constraint_excess = max_excess;
   if (res.clipped_examples > 0 && !plan.clipping_acts)
     throw std::logic_error("clipping acted although C >= L");

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -75,6 +76,35 @@ TEST(Accountant, DeltaBelowTheSmallestDoubleIsNotReportedAsZero) {
     ++checked;
   }
   EXPECT_GE(checked, 2);
+}
+
+// Issue 38: the add/remove column of a two-adjacency report is the number `--adjacency remove`
+// prints alone, and the replace-one number the one `--adjacency replace` prints (each process
+// starts with empty caches): no adjacency's value is taken from the other's cache entry.
+TEST(Accountant, BothAdjacenciesInOneReportMatchEachAlone) {
+  const std::string run = "account --json --sampling fixed --n 4 --batch-size 2 --steps 3 --eta 1 --noise-std 1.0 "
+                          "--lipschitz 1 --smoothness 1 --diameter 1e6 --release last --epsilon 1";
+  auto analyses = [&](const std::string& more) {
+    const auto r = hsdp::testing::run_cli(run + more);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::map<std::string, nlohmann::json> out;
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& a : doc.at("analyses")) out[a.at("name").get<std::string>()] = a;
+    return out;
+  };
+  const auto both = analyses(""), remove = analyses(" --adjacency remove"), replace = analyses(" --adjacency replace");
+  const auto& si = both.at("shifted-interpolation");
+  EXPECT_EQ(si.at("delta").get<double>(), 0.1304553239);
+  EXPECT_EQ(si.at("add_remove").at("delta").get<double>(), 0.1167504957);
+  int compared = 0;
+  for (const auto& [name, a] : both) {
+    if (!a.at("applicable").get<bool>() || !a.contains("add_remove") || !a.at("add_remove").contains("delta")) continue;
+    ASSERT_TRUE(replace.count(name) && remove.count(name)) << name;
+    EXPECT_EQ(a.at("delta"), replace.at(name).at("delta")) << name;
+    EXPECT_EQ(a.at("add_remove").at("delta"), remove.at(name).at("delta")) << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 2);
 }
 
 // ---- composition-rdp ------------------------------------------------------------------------

@@ -237,12 +237,12 @@ std::vector<Case> reported() {
       {"record_norm_1e200_target", "train --data good.csv --model logistic --record-norm 1e200 --epsilon 1 --delta 1e-5",
        {"--record-norm"}},
       {"sigma_1e308", "train --data good.csv --model logistic --sigma 1e308", {"--sigma", "1e+308"}},
-      // Extreme but valid: the analyses whose sigma would overflow say so (not applicable), the
-      // others report; no error naming an internal parameter ("sigma = inf").
-      // Whether a draw leaves the grid's exact range (then no charge is derived) or the noise
-      // multiplier overflows first depends on the draws: seeded, and either way nothing is certified.
-      {"noise_std_1e308_eta", "train --data good.csv --model logistic --noise-std 1e308 --eta 1e10 --seed 1",
-       {"privacy report of the run performed", "best: none (no analysis applies to this run)"}, nullptr, 0},
+      // Past what the noise grid draws (stds up to 2^960: noisy values and their sums must stay
+      // doubles; issue 37): refused naming the flag, never an internal parameter ("sigma = inf"),
+      // never a model of non-finite weights.
+      {"noise_std_1e308_eta", "train --data good.csv --model logistic --noise-std 1e308 --eta 1e10 --seed 1 "
+       "--output existing.out",
+       {"--noise-std", "1e+308", "noise grid"}},
       {"feature_scale_nan", train_args("--feature-scale nan"), {"--feature-scale", "nan"}},
       {"feature_scale_inf_second", train_args("--feature-scale 1,inf,1"), {"--feature-scale", "inf"}},
       {"classes_absent", train_args("--classes 7 8"), {"--classes", "7"}},
@@ -1014,10 +1014,28 @@ std::vector<Case> second_round() {
         60);
   }
   add("audit_noise_1e300_cyclic", exact_args("--noise-std 1e300 --sampling cyclic --batch-size 10"), {"exact"}, nullptr, 0);
+  // Training draws its noise on a grid (random::GridNoise): stds in [2^-990, 2^960] (docs/input.md
+  // "Numbers the computation can represent"); outside, exit 2 naming the flag the noise came from.
+  // (A std of 1e300 once trained to a model of -0 weights: the ball's norm overflowed.)
   add("train_noise_1e300_cyclic", "train --data good.csv --model logistic --noise-std 1e300 --sampling cyclic --batch-size 4 "
-      "--seed 1", {"not applicable"}, nullptr, 0);
+      "--seed 1 --output existing.out", {"--noise-std", "1e+300", "noise grid"});
   add("mia_noise_1e300_shuffle", "audit mia --data good.csv --model logistic --noise-std 1e300 --sampling shuffle "
-      "--batch-size 4 --trials 4 --seed 1", {"empirical"}, nullptr, 0);
+      "--batch-size 4 --trials 4 --seed 1", {"--noise-std", "noise grid"});
+
+  // -- issue 37: numbers past what the computation represents, each a range error or handled
+  add("train_sigma_1e_minus_300", train_args("--sigma 1e-300"), {"--sigma", "1e-300", "noise grid"});
+  add("train_noise_std_1e_minus_300", train_args("--noise-std 1e-300"), {"--noise-std", "1e-300", "noise grid"});
+  add("train_eta_1e_minus_300", train_args("--eta 1e-300"), {"--sigma", "eta = 1e-300", "noise grid"});
+  add("train_l2_1e300", train_args("--l2 1e300"), {"--sigma", "noise grid"});
+  add("train_laplace_sigma_1e_minus_300", train_args("--noise laplace --sigma 1e-300"), {"--sigma", "noise grid"});
+  add("train_noise_std_4e307", train_args("--noise-std 4e307"), {"--noise-std", "4e+307", "noise grid"});
+  add("train_iterates_overflow", train_args("--eta 100 --l2 1 --constraint none --steps 2000"),
+      {"--eta", "stay finite"});
+  // A target so loose that its noise is below the grid's smallest: the smallest drawable noise
+  // meets it (exit 0, noted); the plan rule's bracket grows instead of "does not straddle".
+  add("train_epsilon_1e300", "train --data good.csv --model logistic --epsilon 1e300 --seed 1", {"train / "}, nullptr, 0);
+  add("mia_epsilon_1e300", "audit mia --data good.csv --model logistic --epsilon 1e300 --trials 4 --seed 1",
+      {"empirical"}, nullptr, 0);
 
   // -- work before limits: a cost that grows with a typed number is bounded or refused first
   add("account_heuristic_2_40_steps", "account --example --sampling poisson --batch-size 10 --steps 1099511627776",

@@ -42,6 +42,14 @@ inline constexpr double kLaplaceEta = 0x1p-33;
 /// Upper bound on lambda / std: lambda <= scale 2^-32 and the Laplace scale is std/sqrt 2.
 inline constexpr double kSpacingOverStd = 0x1p-32;
 
+/// The stds GridNoise draws (docs/input.md "Numbers the computation can represent"): from the
+/// smallest whose grid spacing lambda = 2^(floor(log2 scale) - kGridBits) is a normal double
+/// (scale >= 2^-990: 2^-990 for Gaussian noise, sqrt(2) 2^-990 for Laplace noise, whose scale
+/// is std / sqrt 2), to 2^960 (~9.7e288), where a noisy value (below 2^53 lambda <= 2^21 scale
+/// while on the exact grid) and the sum of up to 2^40 of them stay below the largest double.
+double grid_noise_min_std(Law law);
+inline constexpr double kGridNoiseMaxStd = 0x1p960;
+
 /// Noise of a given std on a power-of-two grid lambda: add(u) = lambda (round(u / lambda) +
 /// K), K the discrete Gaussian with sigma = ceil(std / lambda) or the discrete Laplace with
 /// t = ceil((std / sqrt 2) / lambda) (a std at least the stated one). The result is a
@@ -49,7 +57,8 @@ inline constexpr double kSpacingOverStd = 0x1p-32;
 /// (out_of_range counts the values that were not).
 class GridNoise {
  public:
-  /// std > 0 (finite, with a normal lambda); throws std::invalid_argument otherwise.
+  /// std in [grid_noise_min_std(law), kGridNoiseMaxStd]; otherwise throws InvalidArgument
+  /// naming `std` and that range.
   GridNoise(Law law, double std);
   double lambda() const { return lambda_; }
   std::uint64_t units() const { return units_; }  ///< sigma or t in grid units
