@@ -402,8 +402,11 @@ std::string randomness(const TrainResult& r) {
 // public (docs/training.md "What the model file holds").
 std::string label_set(const TrainOutcome& o) {
   if (o.prepared.label_kind == data::LabelKind::real) return "real labels: no label set";
-  if (!o.data.classes.empty())
-    return fmt::format("stated ({}): a public input", report_field("classes", joined(o.data.classes)));
+  if (!o.data.classes.empty()) {
+    std::string listed;  // as the command takes them: one value after another
+    for (const auto& c : o.data.classes) listed += (listed.empty() ? "" : " ") + c;
+    return fmt::format("stated ({}): a public input", report_field("classes", listed));
+  }
   return fmt::format(
       "read from the training records and published with the model as the task's public label set (the "
       "report's neighbouring data sets share it); state it with {} to fix it before the records are read",
