@@ -40,10 +40,11 @@ int run_train(Options& o) {
       train::train_request(std::move(o.request), train::distributed::layout(), std::move(watch));
   if (!out.lead) return 0;
   const std::string account = command_line("account", out.result.account_request) + " --json";
-  const nlohmann::json doc = train::to_json(out, account);
-  if (o.output) train::write_json_atomically(*o.output, doc);
+  // The model file holds what may be released; --json shows the data owner the rest too
+  // (train/provenance.hpp).
+  if (o.output) train::write_json_atomically(*o.output, train::model_document(out, account));
   if (o.json)
-    std::cout << doc.dump(2) << "\n";
+    std::cout << train::to_json(out, account).dump(2) << "\n";
   else
     std::cout << train::to_text(out, account, o.output);
   return 0;

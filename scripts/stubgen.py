@@ -135,6 +135,7 @@ RETURNS = {
     ("TrainResult", "report"): "Optional[Report]",
     ("TrainResult", "test_evaluation"): "Optional[Dict[str, Any]]",
     ("TrainResult", "user_level"): "Optional[Dict[str, Any]]",
+    ("TrainResult", "model_document"): "Dict[str, Any]",
     ("", "audit_mia"): "Dict[str, Any]",
     ("", "grid_charges"): "Tuple[float, float, float]",
     ("Generator", "add_grid_noise"): "Tuple[npt.NDArray[Any], int]",

@@ -32,11 +32,16 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/audit/gaussian_mixture.hpp"
+#include "hsdp/random/csprng.hpp"
+#include "hsdp/train/trainer.hpp"
+#include "train/sampler.hpp"
 
 namespace {
 
@@ -565,6 +570,178 @@ TEST(NeighboursExact, AddRemoveRefusedWhereNotDerived) {
   EXPECT_TRUE(applies(Sampling::fixed, 10, 9, true));
   EXPECT_TRUE(applies(Sampling::full, 10, 10, true));
   EXPECT_TRUE(applies(Sampling::poisson, 10, 3, true));
+}
+
+// ---- the trainer's own Poisson sampler under add/remove (issue 35) ----------------------
+
+// The law of one Poisson step as the trainer draws it: each record of `v` (values +-1) in the
+// batch with probability q (the sampler's own inclusion probability), the sum divided by the
+// run's b, eta = 1: the released mean -sum/b, as a 1-D law. By counts: with k records of +1
+// and m of -1 in the data set, the sum is Bin(k, q) - Bin(m, q) (the subsets grouped by how
+// many of each they hold; poisson_law_by_subsets enumerates them one by one, for the check).
+std::map<double, double> poisson_step_law(const std::vector<double>& v, double q, std::int64_t b) {
+  const auto k = std::count(v.begin(), v.end(), 1.0), m = static_cast<std::ptrdiff_t>(v.size()) - k;
+  auto binomial = [q](std::ptrdiff_t N) {
+    std::vector<long double> p(static_cast<std::size_t>(N) + 1);
+    for (std::ptrdiff_t j = 0; j <= N; ++j)
+      p[static_cast<std::size_t>(j)] = std::exp(std::lgamma(N + 1.0L) - std::lgamma(j + 1.0L) - std::lgamma(N - j + 1.0L)) *
+                                       std::pow(static_cast<long double>(q), j) *
+                                       std::pow(1.0L - q, static_cast<long double>(N - j));
+    return p;
+  };
+  const auto plus = binomial(k), minus = binomial(m);
+  std::map<double, double> law;
+  for (std::ptrdiff_t i = 0; i <= k; ++i)
+    for (std::ptrdiff_t j = 0; j <= m; ++j)
+      law[-static_cast<double>(i - j) / static_cast<double>(b)] +=
+          static_cast<double>(plus[static_cast<std::size_t>(i)] * minus[static_cast<std::size_t>(j)]);
+  return law;
+}
+std::map<double, double> poisson_law_by_subsets(const std::vector<double>& v, double q, std::int64_t b) {
+  auto bl = blocks(Sampling::poisson, v, b, 1, true);
+  set_poisson(bl, v, q);
+  return last_iterate_law(bl, 1, 1.0, 1.0);
+}
+
+// The add/remove pairs of an exchangeable order, one per (count of +1, neighbour kind): the
+// law of a Poisson step depends on the values as a multiset only (what reduced() keeps, without
+// enumerating the 2^n value vectors first).
+std::vector<Pair> poisson_pairs(std::int64_t n) {
+  std::vector<Pair> out;
+  for (std::int64_t k = 0; k <= n; ++k) {
+    std::vector<double> v(static_cast<std::size_t>(n), -1.0);
+    std::fill(v.begin(), v.begin() + k, 1.0);
+    for (const double z : {-1.0, 1.0}) {
+      auto added = v;
+      added.push_back(z);
+      out.push_back({v, added, fmt::format("{} of +1, {:+} added", k, z)});
+      const auto at = std::find(v.begin(), v.end(), z);
+      if (at == v.end() || n == 1) continue;
+      auto removed = v;
+      removed.erase(removed.begin() + (at - v.begin()));
+      out.push_back({v, removed, fmt::format("{} of +1, a {:+} removed", k, z)});
+    }
+  }
+  return out;
+}
+
+// The rate the trainer's sampler draws at on a data set of `records` records, for a run whose
+// public n is `n` (TrainConfig::public_n, or the data's count treated as public).
+double trainer_rate(std::int64_t records, std::int64_t b, std::int64_t n) {
+  hsdp::random::Csprng rng(hsdp::random::seed_key(1));
+  return hsdp::train::BatchSampler(Sampling::poisson, records, b, rng, true, n).inclusion_probability();
+}
+
+// A trained run on `records` records of one feature, Poisson batches of b, T = 1, with the
+// run's n stated as `n` (the neighbouring data set trained with the constants of the run).
+hsdp::train::TrainResult trained(std::int64_t records, std::int64_t b, std::optional<std::int64_t> n) {
+  hsdp::data::Dataset ds;
+  ds.n = static_cast<std::size_t>(records);
+  ds.d = 1;
+  for (std::int64_t i = 0; i < records; ++i) {
+    ds.x.push_back(i % 2 ? 1.0 : -1.0);
+    ds.y.push_back(i % 2 ? 1.0 : -1.0);
+  }
+  hsdp::train::TrainConfig c;
+  c.loss.kind = hsdp::train::LossKind::logistic;
+  c.bias = false;
+  c.sampling = Sampling::poisson;
+  c.batch_size = b;
+  c.steps = 1;
+  c.no_noise = true;  // the constants and the sampler are the run's; the report is checked below
+  c.seed = 1;
+  c.adjacency = Adjacency::remove;
+  c.public_n = n;
+  return hsdp::train::train(ds, c);
+}
+
+// The issue's instances (n = 4, b = 2 and n = 16, b = 4; std 1, T = 1): every neighbour (a
+// record removed, or one added) is trained with the run's constants, so the trainer's sampler
+// draws at the same q on both sides, and the exact add/remove delta of that law (brute force
+// over subsets, certified mixture E_gamma) is below every bound the report prints. With the
+// neighbour at its own rate b/n' (what `hsdp train` did) the exact delta exceeds the printed
+// one at n = 4 (the issue: 7.8e-3 against 2.1e-4): the comparison can fail.
+TEST(NeighboursExact, TrainersPoissonSamplerKeepsTheRunsRateUnderAddRemove) {
+  for (const auto [n, b] : {std::pair<std::int64_t, std::int64_t>{4, 2}, {16, 4}}) {
+    const Shape sh{Sampling::poisson, n, b, 1, true, 1.0, 0};
+    const hsdp::Run run = run_of(sh, Adjacency::remove, Release::last);
+    const double q = trainer_rate(n, b, n);
+    EXPECT_LE(q, static_cast<double>(b) / static_cast<double>(n));
+    EXPECT_NEAR(q, static_cast<double>(b) / static_cast<double>(n), 1e-11);
+    // The trainer itself: a neighbour trained with the run's n reports the same n and rate.
+    for (const std::int64_t records : {n - 1, n + 1}) {
+      EXPECT_EQ(trainer_rate(records, b, n), q);
+      const auto r = trained(records, b, n);
+      EXPECT_EQ(r.run.n, n);
+      ASSERT_TRUE(r.sampling_rate);
+      EXPECT_EQ(*r.sampling_rate, q);
+      EXPECT_TRUE(r.public_n_stated);
+    }
+    // The sampler's draws follow that law: each of n - 1 records in a batch with frequency q,
+    // two records together with q^2 (independence), over 20000 batches (5 standard errors).
+    {
+      hsdp::random::Csprng rng(hsdp::random::seed_key(7));
+      hsdp::train::BatchSampler sampler(Sampling::poisson, n - 1, b, rng, true, n);
+      constexpr int kDraws = 20000;
+      std::vector<double> in(static_cast<std::size_t>(n - 1), 0.0);
+      double both = 0;
+      std::vector<std::int64_t> batch;
+      for (int t = 1; t <= kDraws; ++t) {
+        sampler.next(t, batch);
+        for (const auto i : batch) in[static_cast<std::size_t>(i)] += 1.0 / kDraws;
+        both += (std::count(batch.begin(), batch.end(), 0) && std::count(batch.begin(), batch.end(), 1)) ? 1.0 / kDraws : 0.0;
+      }
+      for (const double f : in) EXPECT_NEAR(f, q, 5 * std::sqrt(q * (1 - q) / kDraws));
+      EXPECT_NEAR(both, q * q, 5 * std::sqrt(q * q * (1 - q * q) / kDraws));
+    }
+    const auto own = trained(n, b, std::nullopt);
+    EXPECT_EQ(own.run.n, n);
+    EXPECT_EQ(*own.sampling_rate, q);
+    EXPECT_FALSE(own.public_n_stated);
+
+    // The law by counts is the law over the 2^n subsets.
+    {
+      std::vector<double> v(static_cast<std::size_t>(n), -1.0);
+      std::fill(v.begin(), v.begin() + n / 3, 1.0);
+      const auto by_counts = poisson_step_law(v, q, b), by_subsets = poisson_law_by_subsets(v, q, b);
+      ASSERT_EQ(by_counts.size(), by_subsets.size());
+      for (auto a = by_counts.begin(), c = by_subsets.begin(); a != by_counts.end(); ++a, ++c) {
+        EXPECT_EQ(a->first, c->first);
+        EXPECT_NEAR(a->second, c->second, 1e-14);
+      }
+    }
+    struct Laws {
+      std::map<double, double> mine, same, own;
+    };
+    std::vector<Laws> laws;
+    for (const auto& pr : poisson_pairs(n)) {
+      const auto m = static_cast<std::int64_t>(pr.other.size());
+      laws.push_back({poisson_step_law(pr.mine, trainer_rate(n, b, n), b),
+                      poisson_step_law(pr.other, trainer_rate(m, b, n), b),
+                      poisson_step_law(pr.other, trainer_rate(m, b, m), b)});
+    }
+    Tally tally;
+    double worst_own_rate_excess = 0;
+    for (const double eps : kEps) {
+      const auto b_eps = bounds(run, eps);
+      ASSERT_FALSE(b_eps.empty());
+      Exact worst, worst_own;
+      for (const Laws& l : laws) {
+        const Exact ex = exact_1d(l.mine, l.same, sh.s, eps);
+        if (ex.value > worst.value) worst = ex;
+        const Exact ex_own = exact_1d(l.mine, l.own, sh.s, eps);
+        if (ex_own.value > worst_own.value) worst_own = ex_own;
+      }
+      check_against(b_eps, worst, fmt::format("trainer's Poisson sampler, n {} b {}, eps {}", n, b, eps), tally);
+      double smallest = 1e300;
+      for (const auto& [name, delta] : b_eps) smallest = std::min(smallest, delta);
+      worst_own_rate_excess = std::max(worst_own_rate_excess, (worst_own.value - worst_own.error) / smallest);
+      std::cout << fmt::format("n {} b {} eps {}: exact {:.3g} (neighbour at its own rate {:.3g}), smallest bound {:.3g}\n",
+                               n, b, eps, worst.value, worst_own.value, smallest);
+    }
+    expect_clean(tally, 3);
+    if (n == 4) EXPECT_GT(worst_own_rate_excess, 1.0);
+  }
 }
 
 }  // namespace

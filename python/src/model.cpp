@@ -14,6 +14,7 @@
 
 #include "call.hpp"
 #include "hsdp/errors.hpp"
+#include "hsdp/train/provenance.hpp"
 #include "hsdp/train/request.hpp"
 
 namespace hsdp::python {
@@ -159,9 +160,10 @@ PyModel model_of(nlohmann::json document, const std::string& name) {
   PyModel m;
   m.file = train::model_from_json(document, name);
   // What is saved is the model this object holds (for a file written by hsdp train, the
-  // same object, byte for byte).
+  // same object, byte for byte), and only what may be released: the statistics of the records
+  // an older model file (or a `--json` document) holds are dropped (train/provenance.hpp).
   document["model"] = train::to_json(m.file);
-  m.document = std::move(document);
+  m.document = train::release_document(document, /*strict=*/false);
   return m;
 }
 

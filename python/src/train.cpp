@@ -150,7 +150,7 @@ PyTrainResult train_like_cli(std::optional<FeaturesArg> X, std::optional<LabelsA
   const std::string& warning = out.preparation().warning;
   if (!warning.empty() && PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) throw py::error_already_set();
   if (output) {
-    train::write_json_atomically(output->path, train::to_json(out.outcome, out.account_command()));
+    train::write_json_atomically(output->path, train::model_document(out.outcome, out.account_command()));
     out.written_to = output->path;
   }
   return out;
@@ -378,9 +378,15 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
       .def("to_json", [](const PyTrainResult& r, int indent) {
         return train::to_json(r.outcome, r.account_command()).dump(indent);
       }, py::arg("indent") = 2,
-         "The document `hsdp train --json` prints and `--output` writes (the model file), byte for byte.")
+         "The document `hsdp train --json` prints, byte for byte, for the data owner: the model file's fields and "
+         "the statistics of the training and test records (accuracies, losses, counts), which \"not_private\" "
+         "lists: the model file (save(), model_document()) never holds them.")
       .def("to_dict", [](const PyTrainResult& r) { return to_python(train::to_json(r.outcome, r.account_command())); },
            "The document of to_json() as Python objects.")
+      .def("model_document", [](const PyTrainResult& r) {
+        return to_python(train::model_document(r.outcome, r.account_command()));
+      }, "The model file save() writes (`hsdp train --output`), as Python objects: public inputs and the certified "
+         "weights only, no statistic of the records.")
       .def("text", [](const PyTrainResult& r) { return train::to_text(r.outcome, r.account_command(), r.written_to); },
            "The text `hsdp train` prints for the same request, byte for byte.")
       .def("predict", [](const PyTrainResult& r, const FeaturesArg& X) { return predict_labels(r.outcome.model_file(), X); },
@@ -391,13 +397,14 @@ report, default 1e-5), no_noise (bool), seed (int), output (str: write the model
         return evaluate_arrays(r.outcome.model_file(), X, y);
       }, py::arg("X"), py::arg("y"), "{'loss': mean data loss, 'accuracy': fraction correct or None}.")
       .def_property_readonly("model", [](const PyTrainResult& r) {
-        return model_of(train::to_json(r.outcome, r.account_command()), "model");
+        return model_of(train::model_document(r.outcome, r.account_command()), "model");
       }, "The trained model as an hsdp.Model: what hsdp.load_model reads from the file save() writes.")
       .def("save", [](const PyTrainResult& r, const PathArg& output) {
         refuse_outputs_over_inputs({{output.path, "output"}}, r.outcome.data.input_files());
-        train::write_json_atomically(output.path, train::to_json(r.outcome, r.account_command()));
+        train::write_json_atomically(output.path, train::model_document(r.outcome, r.account_command()));
       }, py::arg("output"),
-         "Writes the model file, the document `hsdp train --output` writes (to_json()); replaced atomically.")
+         "Writes the model file, the document `hsdp train --output` writes (model_document(): no statistic of "
+         "the records); replaced atomically.")
       .def("__repr__", [](const PyTrainResult& r) {
         return fmt::format("<hsdp.TrainResult {} parameters, released step {} of {}, epsilon={} under {}>",
                            r.result().model.parameters(), r.result().released_step, r.result().run.steps,

@@ -90,9 +90,23 @@ def test_train_result_saves_the_cli_document(tmp_path, cancer):
             "--seed", 1, "--output",
             tmp_path / "cli.json")
     assert filecmp.cmp(tmp_path / "py.json", tmp_path / "cli.json", shallow=False)
-    assert (tmp_path / "py.json").read_text() == r.to_json() + "\n"
+    # The model file is the release form (no statistic of the records); to_json() the owner's.
+    assert json.loads((tmp_path / "py.json").read_text()) == r.model_document()
     m = r.model
-    assert isinstance(m, hsdp.Model) and m.to_json() == r.to_json()
+    assert isinstance(m, hsdp.Model) and m.to_json() + "\n" == (tmp_path / "py.json").read_text()
+    owner = r.to_dict()
+    assert set(owner["not_private"]["fields"]) == {"train_accuracy", "test_accuracy", "train_loss", "test_loss",
+                                                   "configuration.split"}
+    assert owner["test_accuracy"] == r.test_evaluation["accuracy"]
+    for field in ("train_accuracy", "test_accuracy", "train_loss", "test_loss", "not_private"):
+        assert field not in m.to_dict()
+    assert "split" not in m.to_dict()["configuration"]
+    # A model file of an earlier hsdp, with the statistics: read, and saved without them.
+    old = dict(m.to_dict(), train_loss=0.25, train_accuracy=0.5)
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    reread = hsdp.load_model(str(tmp_path / "old.json"))
+    assert "train_loss" not in reread.to_dict() and "train_accuracy" not in reread.to_dict()
+    np.testing.assert_array_equal(reread.predict(X), r.predict(X))
     np.testing.assert_array_equal(m.theta, r.theta)
     np.testing.assert_array_equal(m.predict(X), r.predict(X))
     loaded = hsdp.load_model(str(tmp_path / "py.json"))

@@ -330,9 +330,12 @@ std::uint64_t bytes_for(std::uint64_t features, std::uint64_t outputs, std::uint
 
 // The top-level keys of a train document (to_json(TrainOutcome)); "format", "version" and
 // "model" are what predict reads, the others are kept as they are (Model.save writes them back).
-constexpr std::array<std::string_view, 11> kDocumentKeys{
+// "train_accuracy", "test_accuracy", "train_loss" and "test_loss" are statistics of the
+// records that model files before issue 35 held (train/provenance.hpp): still read, ignored;
+// "not_private" is the data owner's section of a `--json` document: read, ignored.
+constexpr std::array<std::string_view, 12> kDocumentKeys{
     "format", "version", "model", "configuration", "train_accuracy", "test_accuracy", "train_loss", "test_loss",
-    "randomness", "report", "account_command"};
+    "randomness", "report", "account_command", "not_private"};
 // Values outside "model" a document may hold (its report and configuration have ~10^3).
 constexpr std::uint64_t kOtherValues = std::uint64_t{1} << 20;
 

@@ -11,6 +11,7 @@
 #include "hsdp/data/users.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/train/planner.hpp"
+#include "hsdp/train/provenance.hpp"
 
 namespace hsdp::train {
 
@@ -407,9 +408,39 @@ std::string randomness(const TrainResult& r) {
                   : "operating-system entropy (ChaCha20 keyed with 256 bits from getrandom)";
 }
 
-}  // namespace
 
-nlohmann::json to_json(const TrainOutcome& o, const std::string& account_command) {
+// Where the label set came from: stated, or read from the training records and declared
+// public (docs/training.md "What the model file holds").
+std::string label_set(const TrainOutcome& o) {
+  if (o.prepared.label_kind == data::LabelKind::real) return "real labels: no label set";
+  if (!o.data.classes.empty()) {
+    std::string listed;  // as the command takes them: one value after another
+    for (const auto& c : o.data.classes) listed += (listed.empty() ? "" : " ") + c;
+    return fmt::format("stated ({}): a public input", report_field("classes", listed));
+  }
+  return fmt::format(
+      "read from the training records and published with the model as the task's public label set (the "
+      "report's neighbouring data sets share it); state it with {} to fix it before the records are read",
+      report_field("classes"));
+}
+
+// The run's count-derived constants, fixed once from its n (TrainConfig::public_n).
+std::string public_constants(const TrainResult& r) {
+  const Run& run = r.run;
+  std::string out = fmt::format(
+      "n = {} ({}), b = {}, T = {}", run.n,
+      r.public_n_stated ? "stated" : "the training records' count, treated as a public constant of the run",
+      run.batch_size, run.steps);
+  if (run.sampling == Sampling::poisson && r.sampling_rate)
+    out += fmt::format(", Poisson rate q = b/n = {}/{} (the sampler draws each record with probability {})",
+                       run.batch_size, run.n, show(*r.sampling_rate));
+  return out + "; under add/remove-one the neighbouring data set is trained with these same constants "
+               "(docs/training.md \"Public constants of the run\")";
+}
+
+// Every field of a training document, each with its provenance (train/provenance.hpp): the
+// writers below keep or set aside what the table says.
+nlohmann::json full_document(const TrainOutcome& o, const std::string& account_command) {
   const TrainResult& r = o.result;
   const TrainConfig& used = r.config;  // with the plan's choices
   const data::Dataset& train_set = o.prepared.train.data;
@@ -444,11 +475,17 @@ nlohmann::json to_json(const TrainOutcome& o, const std::string& account_command
     if (u.message_bound) cfg["adjacency"]["message_norm_bound"] = *u.message_bound;
     if (u.sensitivity) cfg["adjacency"]["sensitivity"] = *u.sensitivity;
   }
-  cfg["released_step"] = r.released_step;
+  // A random stopping time is hidden (the random-stop analyses assume it so): never released.
+  if (used.release == Release::random_stop) cfg["stopping_time"] = r.released_step;
+  else cfg["released_step"] = r.released_step;
+  cfg["public_constants"] = {{"n", r.run.n}, {"n_stated", r.public_n_stated}, {"batch_size", r.run.batch_size},
+                             {"steps", r.run.steps}, {"description", public_constants(r)}};
+  if (r.sampling_rate) cfg["public_constants"]["sampling_rate"] = *r.sampling_rate;
   if (!r.batch_order.empty()) cfg["batch_order"] = r.batch_order;
   cfg["preprocessing"] = o.prepared.preparation.description;
   cfg["split"] = o.prepared.split;
   cfg["labels"] = train_set.labels.describe();
+  cfg["label_set"] = label_set(o);
   cfg["notes"] = r.notes;
   doc["configuration"] = cfg;
   const Evaluation& tr = o.train_evaluation;
@@ -468,6 +505,16 @@ nlohmann::json to_json(const TrainOutcome& o, const std::string& account_command
   return doc;
 }
 
+}  // namespace
+
+nlohmann::json to_json(const TrainOutcome& o, const std::string& account_command) {
+  return owner_document(full_document(o, account_command));
+}
+
+nlohmann::json model_document(const TrainOutcome& o, const std::string& account_command) {
+  return release_document(full_document(o, account_command));
+}
+
 std::string to_text(const TrainOutcome& o, const std::string& account_command,
                     const std::optional<std::string>& written_to) {
   const TrainResult& r = o.result;
@@ -476,6 +523,7 @@ std::string to_text(const TrainOutcome& o, const std::string& account_command,
   std::string out;
   out += fmt::format("data: {} ({} features); labels {}\n", escape_controls(o.data.data), train_set.d,
                      train_set.labels.describe());
+  if (o.prepared.label_kind != data::LabelKind::real) out += fmt::format("label set: {}\n", label_set(o));
   out += fmt::format("split: {}\n", o.prepared.split);
   out += fmt::format("preprocessing: {}\n", o.prepared.preparation.description);
   out += fmt::format("model: {} ({} parameters{}), constraint {} r = {} (diameter {})\n", to_string(used.loss.kind),
@@ -488,10 +536,14 @@ std::string to_text(const TrainOutcome& o, const std::string& account_command,
   if (r.user_level) out += fmt::format("adjacency: {}\n", r.user_level->description);
   if (!r.plan_summary.empty()) out += fmt::format("plan: {}\n", r.plan_summary);
   if (!r.batch_order.empty()) out += fmt::format("batches: {}\n", r.batch_order);
+  out += fmt::format("public constants: {}\n", public_constants(r));
   out += fmt::format("randomness: {}\n", randomness(r));
   for (const auto& note : r.notes) out += "note: " + note + "\n";
   const Evaluation& tr = o.train_evaluation;
   const auto& te = o.test_evaluation;
+  // Statistics of the records: for the data owner, never in the model file (provenance.hpp).
+  out += te ? "not private (statistics of the training and test records, never in the model file): "
+            : "not private (statistics of the training records, never in the model file): ";
   if (tr.accuracy && te)
     out += fmt::format("train accuracy {:.4f}  test accuracy {:.4f}  (train loss {:.4f}, test loss {:.4f})\n",
                        *tr.accuracy, *te->accuracy, tr.loss, te->loss);

@@ -18,17 +18,19 @@
 namespace hsdp::train {
 
 BatchSampler::BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, random::Csprng& rng,
-                           bool drop_last)
-    : sampling_(sampling), n_(n), b_(b), rng_(rng), drop_last_(drop_last) {
+                           bool drop_last, std::int64_t rate_n)
+    : sampling_(sampling), n_(n), b_(b), rate_n_(rate_n > 0 ? rate_n : n), rng_(rng), drop_last_(drop_last) {
   if (sampling_ == Sampling::fixed || sampling_ == Sampling::shuffle) {
     perm_.resize(static_cast<std::size_t>(n));
     std::iota(perm_.begin(), perm_.end(), 0);
   }
-  if (sampling_ == Sampling::poisson && b_ < n_) {
-    // The gap rate mu = -log(1 - q) rounded DOWN to r 2^-s with about 40 significant bits (and
+  if (sampling_ == Sampling::poisson && b_ < rate_n_) {
+    // q = b / rate_n, a public constant of the run (the neighbouring data set, of n - 1 or
+    // n + 1 records, samples at the same q: what the add/remove certificate assumes,
+    // docs/training.md "Public constants of the run"). The gap rate mu = -log(1 - q) rounded DOWN to r 2^-s with about 40 significant bits (and
     // 2^-40 below libm's value, far more than its error): the inclusion probability
     // q' = 1 - exp(-r 2^-s) is at most q and within 2^-39 of it (relative).
-    const double mu = -std::log1p(-static_cast<double>(b_) / static_cast<double>(n_)) * (1.0 - 0x1p-40);
+    const double mu = -std::log1p(-static_cast<double>(b_) / static_cast<double>(rate_n_)) * (1.0 - 0x1p-40);
     int e = 0;
     std::frexp(mu, &e);  // mu in [2^(e-1), 2^e)
     gap_bits_ = std::min(60, 40 - e);
@@ -44,7 +46,7 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
       std::iota(out.begin(), out.end(), 0);
       return;
     case Sampling::poisson: {
-      if (b_ >= n_) {
+      if (b_ >= rate_n_) {
         out.resize(static_cast<std::size_t>(n_));
         std::iota(out.begin(), out.end(), 0);
         return;
@@ -85,6 +87,13 @@ void BatchSampler::next(std::int64_t t, std::vector<std::int64_t>& out) {
       return;
     }
   }
+}
+
+double BatchSampler::inclusion_probability() const {
+  if (sampling_ != Sampling::poisson) throw std::logic_error("inclusion_probability: Poisson batches only");
+  if (b_ >= rate_n_) return 1.0;
+  // q' = 1 - exp(-r 2^-s), the law of random::geometric_exp's gaps (rounded to double).
+  return -std::expm1(-std::ldexp(static_cast<double>(gap_rate_), -gap_bits_));
 }
 
 std::string describe_batch_order(Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t T,

@@ -25,14 +25,20 @@ namespace hsdp::train {
 ///  cyclic:  records (t-1) b .. t b - 1 modulo n, in the given order.
 class BatchSampler {
  public:
+  /// n: the records drawn from; rate_n (Poisson only; 0: n): the public size of the
+  /// sampling rate q = b / rate_n, a constant of the run that does not follow the data set's
+  /// own size (docs/training.md "Public constants of the run").
   BatchSampler(Sampling sampling, std::int64_t n, std::int64_t b, random::Csprng& rng,
-               bool drop_last = true);
+               bool drop_last = true, std::int64_t rate_n = 0);
+  /// Poisson: the probability q' <= q = b / rate_n with which each record enters a batch,
+  /// independently (the exact law of the geometric gaps, rounded to double).
+  double inclusion_probability() const;
   /// The record indices (0-based) of step t (1-based, called with t = 1, 2, ...).
   void next(std::int64_t t, std::vector<std::int64_t>& out);
 
  private:
   Sampling sampling_;
-  std::int64_t n_, b_;
+  std::int64_t n_, b_, rate_n_;
   random::Csprng& rng_;
   bool drop_last_ = true;
   std::vector<std::int64_t> perm_;

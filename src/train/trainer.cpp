@@ -676,8 +676,13 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
     if (parallel) check_layout(*parallel, data);
     if (!parallel || data.n > 0) check_data(data, requested.loss, requested.record_norm);
   }
-  const auto n = static_cast<std::int64_t>(
+  const auto records = static_cast<std::int64_t>(
       !groups.empty() ? groups.size() : parallel ? parallel->offsets.back() : data.n);
+  // The run's n: every count-derived constant (q, T, the default batch, the plan) is fixed
+  // from it once, and the sampler and the step count use those constants, never the data
+  // set's own size again (docs/training.md "Public constants of the run").
+  if (requested.public_n) require_range("public_n", *requested.public_n, 1, std::int64_t{1} << 53);
+  const std::int64_t n = requested.public_n.value_or(records);
 
   TrainResult res;
   res.model = LinearModel::zeros(requested.loss, data.d, requested.bias);
@@ -694,6 +699,14 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   }
   const TrainConfig& config = res.config;
   const Plan plan = make_plan(config, n, P);
+  res.public_n_stated = config.public_n.has_value();
+  if (n != records && (plan.sampling != Sampling::poisson || with_users || fed || parallel))
+    fail("public_n", static_cast<double>(n),
+         fmt::format("the training records' count {} unless the batches are Poisson batches of one process "
+                     "(sampling = {}): only a Poisson rate q = b/n is a constant the data set's size does not "
+                     "enter; the other orders are derived for the data set's own size "
+                     "(docs/analyses/neighbours.md)",
+                     records, to_string(plan.sampling)));
   res.constants = plan.constants;
   res.convention = plan.convention;
   res.clipping_acts = plan.clipping_acts;
@@ -822,8 +835,11 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
                                              : T;
   res.released_step = tau;
   res.batch_order = describe_batch_order(plan.sampling, n, plan.batch, T, res.seeded, run.drop_last);
-  res.uses.assign(static_cast<std::size_t>(n), 0);
-  BatchSampler sampler(plan.sampling, n, plan.batch, rng, run.drop_last);
+  res.uses.assign(static_cast<std::size_t>(records), 0);
+  // Poisson: q = b / n with the run's n, not the records' count (the same q on both sides of
+  // an add/remove pair; they differ only when public_n is stated, Poisson only).
+  BatchSampler sampler(plan.sampling, records, plan.batch, rng, run.drop_last, n);
+  if (plan.sampling == Sampling::poisson) res.sampling_rate = sampler.inclusion_probability();
   std::vector<double>& theta = res.model.theta;
   std::vector<double> grad(P), released, user_grad(with_users ? P : 0);
   std::vector<std::int64_t> batch;

@@ -167,9 +167,14 @@ struct Watch {
 /// The request, from files (or records) to the trained model and its report.
 TrainOutcome train_request(TrainRequest request, const Layout& layout = {}, Watch watch = {});
 
-/// The document `hsdp train --json` prints and `--output` writes (docs/training.md,
-/// "Output"); `account_command` is the front end's spelling of result.account_request.
+/// The document `hsdp train --json` prints, for the data owner (docs/training.md, "Output"):
+/// every field, the statistics of the records and the secrets of the run listed under
+/// "not_private" (train/provenance.hpp owner_document); `account_command` is the front
+/// end's spelling of result.account_request.
 nlohmann::json to_json(const TrainOutcome& outcome, const std::string& account_command);
+/// The model file `hsdp train --output` writes, meant for release: public inputs and the
+/// certified weights only (train/provenance.hpp release_document).
+nlohmann::json model_document(const TrainOutcome& outcome, const std::string& account_command);
 /// The text `hsdp train` prints; `written_to`: the file the model was written to.
 std::string to_text(const TrainOutcome& outcome, const std::string& account_command,
                     const std::optional<std::string>& written_to = std::nullopt);

@@ -68,6 +68,16 @@ struct TrainConfig {
   /// Number of steps; default: epochs * n / b (noisy-sgd), epochs (noisy-gd), one pass
   /// n / b (pnsgd, federated), n (online).
   std::optional<std::int64_t> steps;
+  /// The public size n that the run's count-derived constants are fixed from, once, before
+  /// training: the Poisson rate q = b / n, T = epochs n / b, the default batch size, the plan,
+  /// the report's n. Unset: the training records' count, treated as a public constant of the
+  /// run. Under add/remove-one the neighbouring data set (n - 1 or n + 1 records) is trained
+  /// with these same constants -- Poisson batches at the same q, the same T -- which is what
+  /// the add/remove values of the report certify (docs/training.md "Public constants of the
+  /// run"). A size other than the records' count is accepted for Poisson batches of one
+  /// process only: the other orders are derived for the data set's own size
+  /// (docs/analyses/neighbours.md).
+  std::optional<std::int64_t> public_n;
   double epochs = 1.0;
 
   /// Base step size; default 1/beta (beta of the loss plus lambda), which satisfies
@@ -169,6 +179,11 @@ struct TrainResult {
   LinearModel model;              ///< the released iterate
   LossConstants constants;
   Run run;                        ///< what was performed (noise as actually used)
+  /// run.n came from TrainConfig::public_n (true) or is the records' count treated as public.
+  bool public_n_stated = false;
+  /// Poisson batches: the probability q' <= q = b / n with which the sampler put each record
+  /// into each batch (BatchSampler::inclusion_probability).
+  std::optional<double> sampling_rate;
   std::optional<Report> report;   ///< the accountant on `run`, epsilon at config.delta
   bool seeded = false;            ///< "seeded: for experiments"
   Convention convention = Convention::altschuler;
