@@ -31,6 +31,10 @@
 //                position of the worst case given that position (the "position average").
 // The reported bound is never above the composition of the same steps (the allocation
 // a_k = s_k is feasible, so E <= sum_k s_k^2).
+// Affine steps (lambda = beta, no projection, clip or noise grid; docs "Affine steps"): every
+// step is w -> (1 - eta lambda) w - const, so a fixed order's last iterates are Gaussians and E
+// is the exact (sum_k c^{t-k} s_k)^2 / sum_k c^{2(t-k)} (the program without its gap
+// constraints), used in the same three structures.
 #include <fmt/format.h>
 
 #include <algorithm>
