@@ -264,7 +264,7 @@ def main():
               f" {med([r['si'] / r['exact'] for r in eq]):.2f} ({len(eq)}) |"
               f" {med([r['si'] / r['exact'] for r in gt]):.2f} ({len(gt)}) |")
 
-    names = {"cyclic": "cyclic", "shuffle_bn": "shuffled, b | n", "drop": "shuffled, drop-last",
+    names = {"cyclic": "cyclic", "shuffle_bn": "shuffled, b divides n", "drop": "shuffled, drop-last",
              "kept": "shuffled, partial batch kept"}
     for order in names:
         sel = [r for r in rows if r["order"] == order and not r["long"]]
