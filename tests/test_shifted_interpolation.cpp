@@ -15,6 +15,7 @@
 
 #include "hsdp/accountant.hpp"
 #include "hsdp/analysis/analysis.hpp"
+#include "hsdp/audit/exact.hpp"
 #include "hsdp/compare.hpp"
 #include "hsdp/divergence/hockey_stick.hpp"
 #include "hsdp/divergence/shift_program.hpp"
@@ -466,3 +467,139 @@ TEST(ShiftedInterpolation, CachesKeyedByTheWholeRun) {
 }
 
 }  // namespace
+
+// ---- Affine steps (docs/analyses/shifted-interpolation.md, "Affine steps"): strong convexity
+// = smoothness, no projection: each order's exact Gaussian value.
+namespace affine {
+
+/// The independent value: (sum_k a^{S-k} s_k)^2 / sum_k a^{2(S-k)}, a loop in double from the
+/// first step (not the library's backward long-double sum).
+double gaussian_energy(double a, const std::vector<double>& shifts) {
+  double gap = 0.0, weights = 0.0;
+  for (double s : shifts) {
+    gap = a * gap + s;
+    weights = a * a * weights + 1.0;
+  }
+  return gap * gap / weights;
+}
+
+}  // namespace affine
+
+TEST(ShiftProgram, AffineEnergiesEqualTheGaussianValueAndNeverExceedTheProgram) {
+  std::mt19937_64 g(38);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < 600; ++i) {
+    const double c = i % 5 == 0 ? 1.0 : (i % 5 == 1 ? 1.0 - 1e-9 : u(g));
+    const std::int64_t l = 1 + static_cast<std::int64_t>(6 * u(g)), J = static_cast<std::int64_t>(5 * u(g));
+    const std::int64_t r = 1 + static_cast<std::int64_t>(static_cast<double>(l) * u(g));
+    const double h = 0.1 + u(g), hf = 0.1 + 3 * u(g);
+    std::optional<std::int64_t> pos;
+    if (u(g) < 0.8) pos = 1 + static_cast<std::int64_t>(static_cast<double>(r) * u(g));
+    std::vector<double> s(static_cast<std::size_t>(J * l + r), 0.0);
+    for (std::int64_t e = 1; e <= J; ++e) s[static_cast<std::size_t>(e * l - 1)] = h;
+    if (pos) s[static_cast<std::size_t>(J * l + *pos - 1)] += hf;
+    const double want = affine::gaussian_energy(c, s);
+    const double got = hsdp::div::shift_energy_epochs_affine(c, h, l, J, r, pos, hf);
+    EXPECT_GE(got, want * (1 - 1e-13));
+    EXPECT_LE(got, want * (1 + 1e-10) + 1e-300) << c << " " << l << " " << J << " " << r;
+    EXPECT_NEAR(hsdp::div::shift_energy_affine(c, s), want, 1e-10 * want + 1e-300);
+    // The lemma's program has the same objective and more constraints (b_k >= 0).
+    EXPECT_LE(got, hsdp::div::shift_energy(c, 0.0, s) * (1 + 1e-10));
+    // Cyclic: the record read at the last step S and every l steps before it.
+    const std::int64_t S = static_cast<std::int64_t>(s.size());
+    std::vector<double> cyc(s.size(), 0.0);
+    for (std::int64_t k = S; k >= 1; k -= l) cyc[static_cast<std::size_t>(k - 1)] = h;
+    const double cw = affine::gaussian_energy(c, cyc);
+    EXPECT_NEAR(hsdp::div::shift_energy_cyclic_affine(c, h, l, S), cw, 1e-10 * cw);
+    // ... the worst position: every other position's reads are earlier or fewer.
+    for (std::int64_t p = 1; p <= std::min(l, S); ++p) {
+      std::vector<double> at(s.size(), 0.0);
+      for (std::int64_t k = p; k <= S; k += l) at[static_cast<std::size_t>(k - 1)] = h;
+      EXPECT_LE(affine::gaussian_energy(c, at), cw * (1 + 1e-12));
+    }
+  }
+  // c = 0: only the last step's shift is seen; huge runs in O(1), finite.
+  EXPECT_EQ(hsdp::div::shift_energy_cyclic_affine(0.0, 2.0, 3, 10), 4.0);
+  const double big = hsdp::div::shift_energy_cyclic_affine(1.0 - 1e-12, 1.0, 7, std::int64_t{1} << 40);
+  EXPECT_TRUE(std::isfinite(big) && big > 0);
+  // c = 1: N^2 h^2 / S (N reads).
+  EXPECT_NEAR(hsdp::div::shift_energy_cyclic_affine(1.0, 1.0, 4, 10), 9.0 / 10.0, 1e-12);
+}
+
+// Against the exact audit of the 1-D instance (every record's loss (lambda/2) w^2 plus a
+// linear term): cyclic runs are exact (the instance is the worst case of the class: shifts in
+// one direction at 1 - eta lambda >= 0), and every order is above the exact value, both pairs;
+// a negative 1 - eta lambda and the partial batch kept included. Never above the lemma's bound
+// (the same run with clipping at L, a no-op for the lemma that turns the affine path off).
+TEST(ShiftedInterpolation, AffineStepsAgainstTheExactInstance) {
+  namespace audit = hsdp::audit;
+  std::mt19937_64 g(381);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int exact_cyclic = 0, checks = 0;
+  for (int i = 0; i < 32; ++i) {
+    const int order = i % 4;  // cyclic, shuffle b | n, drop-last, partial kept
+    const std::int64_t l = 1 + static_cast<std::int64_t>(4 * u(g));
+    std::int64_t b = 1 + static_cast<std::int64_t>(3 * u(g)), n = l * b;
+    if (order >= 2) {
+      b = std::max<std::int64_t>(b, 2);
+      n = l * b + 1 + static_cast<std::int64_t>(static_cast<double>(b - 1) * u(g));
+    }
+    // Up to 3 epochs (the exact mixture has up to (l + 2)^3 atoms: fast).
+    const std::int64_t T = 1 + static_cast<std::int64_t>(3.0 * static_cast<double>(l + 1) * u(g));
+    const double eta = 0.1 + 0.9 * u(g), rho = 0.15 + 1.35 * u(g);
+    const double lambda = (i % 7 == 0 ? 1.1 + 0.8 * u(g) : 0.02 + 0.48 * u(g)) / eta;  // i % 7: 1 - eta lambda < 0
+    auto run = smooth_run(order == 0 ? hsdp::Sampling::cyclic : hsdp::Sampling::shuffle, n, b, T, eta,
+                          eta * (2.0 / static_cast<double>(b)) / rho, lambda, lambda);
+    run.drop_last = order != 3;
+    const auto q = hsdp::Query::at_delta(1e-5);
+    const auto res = si()->evaluate(run, q);
+    ASSERT_TRUE(res.applicable) << res.reason;
+    EXPECT_NE(res.note.find("affine steps"), std::string::npos) << res.note;
+    for (const auto pair : {audit::Pair::opposite, audit::Pair::sec4}) {
+      const auto ex = audit::exact(run, q, {std::nullopt, pair});
+      EXPECT_GE(*res.epsilon, ex.lo()) << i;
+      ++checks;
+      // The opposite pair's gradients differ by Delta (sec4's by Delta/2: below the bound).
+      if (pair == audit::Pair::opposite && order == 0 && 1 - eta * lambda >= 0 && ex.value() > 1e-3) {
+        EXPECT_LE(*res.epsilon, ex.hi() * (1 + 1e-8) + 1e-9) << i;
+        ++exact_cyclic;
+      }
+    }
+    auto lemma = run;
+    lemma.clip = 1.0;  // = L: a no-op for the lemma, off for the affine path
+    const auto old = si()->evaluate(lemma, q);
+    ASSERT_TRUE(old.applicable) << old.reason;
+    EXPECT_EQ(old.note.find("affine steps"), std::string::npos);
+    EXPECT_LE(*res.epsilon, *old.epsilon);
+  }
+  EXPECT_GT(exact_cyclic, 4);
+  EXPECT_EQ(checks, 64);
+}
+
+// The affine path needs all its conditions: a bounded domain, lambda < beta or a noise grid
+// keep the lemma.
+TEST(ShiftedInterpolation, AffineStepsOnlyUnderTheirConditions) {
+  const auto q = hsdp::Query::at_delta(1e-5);
+  auto base = smooth_run(hsdp::Sampling::cyclic, 12, 3, 10, 0.5, 0.4, 0.6, 0.6);
+  const auto aff = si()->evaluate(base, q);
+  ASSERT_TRUE(aff.applicable);
+  EXPECT_NE(aff.note.find("affine steps"), std::string::npos);
+  auto bounded = base;
+  bounded.diameter = 1e6;
+  auto steeper = base;
+  steeper.loss.smoothness = 0.6000001;
+  for (const auto& run : {bounded, steeper}) {
+    const auto r = si()->evaluate(run, q);
+    ASSERT_TRUE(r.applicable);
+    EXPECT_EQ(r.note.find("affine steps"), std::string::npos);
+    EXPECT_GT(*r.epsilon, *aff.epsilon);
+  }
+  // Extremes: huge runs in O(1), tiny and huge noise: finite or +inf, never NaN.
+  for (double s : {1e-300, 1e-3, 1e300}) {
+    auto run = smooth_run(hsdp::Sampling::shuffle, std::int64_t{1} << 40, 1 << 10, std::int64_t{1} << 40, 0.5, s,
+                          1e-12, 1e-12);
+    const auto r = si()->evaluate(run, q);
+    ASSERT_TRUE(r.applicable) << r.reason;
+    EXPECT_FALSE(std::isnan(*r.epsilon)) << s;
+  }
+}

@@ -31,6 +31,10 @@
 //                position of the worst case given that position (the "position average").
 // The reported bound is never above the composition of the same steps (the allocation
 // a_k = s_k is feasible, so E <= sum_k s_k^2).
+// Affine steps (lambda = beta, no projection, clip or noise grid; docs "Affine steps"): every
+// step is w -> (1 - eta lambda) w - const, so a fixed order's last iterates are Gaussians and E
+// is the exact (sum_k c^{t-k} s_k)^2 / sum_k c^{2(t-k)} (the program without its gap
+// constraints), used in the same three structures.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,6 +75,11 @@ struct Setting {
   double s = 1.0;      // noise std in parameter space
   double c = 1.0;      // contraction factor of the gradient step
   double D = kInf;     // diameter of the constraint set
+  // Affine steps (docs, "Affine steps"): every record's loss is lambda-strongly convex and
+  // lambda-smooth, hence (lambda/2)||w||^2 plus a linear term; nothing projects, clips or
+  // rounds the noise to a grid. Then a fixed order's last iterates are Gaussians with equal
+  // covariances and the exact energy is div::shift_energy_*_affine (never above the lemma's).
+  bool affine = false;
 };
 
 struct Solution {
@@ -149,6 +158,7 @@ Setting setting(const Run& run) {
   // c is rounded up by one ulp: a contraction factor below the true one would understate E.
   if (st.c < 1.0) st.c = std::min(1.0, std::nextafter(st.c, 2.0));
   st.D = run.diameter;
+  st.affine = lambda == beta && !std::isfinite(st.D) && !run.clip && !run.grid;
   return st;
 }
 
@@ -192,6 +202,16 @@ double cyclic_energy(const Setting& st, std::int64_t p, std::int64_t S, double g
 
 Solution solve_cyclic(const Setting& st) {
   Solution out;
+  if (st.affine) {
+    // Affine steps: the record read at the last step (and every l steps before it) has the
+    // largest discounted gap sum_k c^{t-k} s_k of all positions (c >= 0: the latest reads and
+    // the most of them), and the Gaussian value of that position is exact (docs).
+    out.energy = div::shift_energy_cyclic_affine(st.c, st.h, st.l, st.t);
+    out.position = (st.t - 1) % st.l + 1;
+    out.window = st.t;
+    out.sensitive = (st.t - 1) / st.l + 1;
+    return out;
+  }
   // Fast path: whole epochs, no windows (unbounded domain), l >= 2: (Q2) is the program's
   // worst position exactly (the last batch; tests compare them at every position).
   if (!std::isfinite(st.D) && st.l >= 2 && st.t % st.l == 0) {
@@ -290,8 +310,10 @@ constexpr std::int64_t kShuffleClasses = 128;
 
 std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const ShuffleBound>> cache;
+  static std::map<std::string, std::shared_ptr<const ShuffleBound>> lemma_cache, affine_cache;
   Setting st = setting(run);
+  // The key below does not say which energy: the affine runs have a cache of their own.
+  auto& cache = st.affine ? affine_cache : lemma_cache;
   const ShuffledEpoch ep = shuffled_epoch(run);
   const double unit = run.eta.at(1) * *run.loss.lipschitz;  // eta L: shifts in parameter space
   const double h_full = unit * ep.full, h_partial = unit * ep.partial, h_worst = unit * ep.worst();
@@ -319,6 +341,13 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
       windows.push_back({static_cast<std::int64_t>(j), st.D});
   }
   auto energy = [&](std::optional<std::int64_t> position, double final_shift, std::int64_t* window) {
+    if (st.affine) {
+      // Affine steps (no windows: an unbounded domain): the exact Gaussian energy of the
+      // class's dominating sequence. Delaying or adding shift mass never lowers
+      // sum_k c^{t-k} s_k (c >= 0), so the class is still dominated by it (docs).
+      if (window) *window = st.t;
+      return div::shift_energy_epochs_affine(st.c, h_worst, l, J, r, position, final_shift);
+    }
     double best = kInf;
     for (const auto& w : windows) {
       const double e = div::shift_energy_epochs(st.c, h_worst, l, w.epochs, r, position, final_shift, w.gap);
@@ -584,7 +613,7 @@ class ShiftedInterpolation final : public Analysis {
     if (auto why = check_run(run)) return why;
     if (run.sampling == Sampling::fixed || run.sampling == Sampling::shuffle) return std::nullopt;
     const Setting st = setting(run);
-    if (!st.full && st.t % st.l != 0) {
+    if (!st.full && !st.affine && st.t % st.l != 0) {
       double work = static_cast<double>(st.l) * static_cast<double>(st.t);
       if (work > kProgramBudget)
         return fmt::format(
@@ -672,16 +701,24 @@ class ShiftedInterpolation final : public Analysis {
   std::string note(const Run& run) const override {
     if (run.sampling == Sampling::fixed) return {};
     if (run.sampling == Sampling::shuffle) {
+      const std::string affine = setting(run).affine
+                                     ? "affine steps (strong convexity = smoothness, no projection): each order's "
+                                       "exact Gaussian value; "
+                                     : "";
       if (run.order_known)
-        return "shuffled batches, order known: the worst position sequence (the record in the last "
-               "batch of every epoch)";
+        return affine + "shuffled batches, order known: the worst position sequence (the record in the last "
+                        "batch of every epoch)";
       if (shuffled_epoch(run).every_last > 0)
-        return "shuffled batches, add/remove with the partial last batch kept: the worst position "
-               "sequence (the position average is not derived here)";
-      return "shuffled batches: worst case over the earlier epochs (the record in their last "
+        return affine + "shuffled batches, add/remove with the partial last batch kept: the worst position "
+                        "sequence (the position average is not derived here)";
+      return affine +
+             "shuffled batches: worst case over the earlier epochs (the record in their last "
              "batch), delta averaged over its position in the last epoch -- assumes a uniformly "
              "random permutation per epoch, kept secret (a known order: worst_case_*)";
     }
+    if (setting(run).affine)
+      return "affine steps (strong convexity = smoothness, no projection): the exact Gaussian "
+             "value of the worst order";
     const Solution sol = solve(run);
     if (sol.closed_form) return "cyclic: closed form (Q2) at the last batch position";
     return {};

@@ -240,4 +240,65 @@ double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, s
   return std::nextafter(static_cast<double>(energy * (1.0L + 1e-12L)), kInf);
 }
 
+// ---- Affine steps (docs/analyses/shifted-interpolation.md, "Affine steps"): the squared mean
+// gap of the two Gaussian last iterates over their common variance, in units of s^2.
+
+double shift_energy_affine(double c, std::span<const double> shifts) {
+  check_c(c);
+  const std::size_t S = shifts.size();
+  if (S == 0) return 0.0;
+  long double p = 1.0L, gap = 0.0L, weights = 0.0L;
+  // From the last step backwards: p = c^{S-k}.
+  for (std::size_t k = S; k > 0; --k) {
+    const double s = shifts[k - 1];
+    if (std::isnan(s) || s < 0) fail("shift", s, ">= 0");
+    gap += p * static_cast<long double>(s);
+    weights += p * p;
+    p *= static_cast<long double>(c);
+  }
+  // weights >= 1 (the last step's own noise); the long-double sums carry ~S ulps.
+  return std::nextafter(static_cast<double>(gap * gap / weights * (1.0L + 1e-12L)), kInf);
+}
+
+double shift_energy_epochs_affine(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
+                                  std::optional<std::int64_t> final_position, double final_shift) {
+  check_c(c);
+  if (std::isnan(final_shift) || final_shift < 0) fail("final_shift", final_shift, ">= 0");
+  if (std::isnan(h) || h < 0) fail("h", h, ">= 0");
+  if (l < 1) fail("l", static_cast<double>(l), ">= 1");
+  if (J < 0) fail("J", static_cast<double>(J), ">= 0");
+  if (r < 1 || r > l) fail("r", static_cast<double>(r), fmt::format("in [1, l = {}]", l));
+  if (final_position && (*final_position < 1 || *final_position > r))
+    fail("final_position", static_cast<double>(*final_position), fmt::format("in [1, r = {}]", r));
+  if (J > (std::numeric_limits<std::int64_t>::max() - r) / l)
+    fail("J", static_cast<double>(J), "such that J l + r fits in 64 bits");
+  if (c == 0.0) {
+    // Only the last step's shift reaches W_S; its own noise is the whole variance.
+    const bool last = final_position && *final_position == r;
+    return last ? final_shift * final_shift : 0.0;
+  }
+  const EpochShifts sh(c, h, l, J, r, final_position, final_shift, 0.0);
+  const long double gap = sh.rise(0, sh.steps()), weights = sh.run(0, sh.steps());
+  return std::nextafter(static_cast<double>(gap * gap / weights * (1.0L + 1e-12L)), kInf);
+}
+
+double shift_energy_cyclic_affine(double c, double h, std::int64_t l, std::int64_t S) {
+  check_c(c);
+  if (std::isnan(h) || h < 0) fail("h", h, ">= 0");
+  if (l < 1) fail("l", static_cast<double>(l), ">= 1");
+  if (S < 1) fail("S", static_cast<double>(S), ">= 1");
+  if (c == 0.0) return h * h;
+  if (S > std::numeric_limits<std::int64_t>::max() - l)
+    fail("S", static_cast<double>(S), "such that S + l fits in 64 bits");
+  // Reads at S, S - l, ..., S - (N - 1) l >= 1. The mean gap only sees the reads: the same
+  // discounted sum as N epochs of l steps with a shift at the last step of each (EpochShifts
+  // with J = N - 1, r = l, the final shift at l); the variance counts all S steps.
+  const std::int64_t N = (S - 1) / l + 1;
+  const EpochShifts sh(c, h, l, N - 1, l, std::optional<std::int64_t>(l), h, 0.0);
+  const long double gap = sh.rise(0, sh.steps());
+  // sum_{i<S} c^{2i}
+  const long double weights = sh.geometric(S, 2);
+  return std::nextafter(static_cast<double>(gap * gap / weights * (1.0L + 1e-12L)), kInf);
+}
+
 }  // namespace hsdp::div

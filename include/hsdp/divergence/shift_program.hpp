@@ -65,4 +65,26 @@ double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, s
                            std::optional<std::int64_t> final_position, double final_shift,
                            double initial_gap);
 
+/// Affine steps (docs/analyses/shifted-interpolation.md, "Affine steps"): when every record's
+/// loss is lambda-strongly convex and lambda-smooth (Hessian lambda I: a quadratic
+/// (lambda/2)||w||^2 plus a linear term) and nothing projects, every step is
+/// w -> (1 - eta lambda) w - (a data-dependent constant) + noise, so for a fixed order the two
+/// last iterates are Gaussians with the same covariance s^2 sum_{i<S} c^{2i} I and means at
+/// most sum_k c^{S-k} s_k apart (c = |1 - eta lambda|). Their trade-off is G_mu with
+/// mu^2 s^2 = (sum_k c^{S-k} s_k)^2 / sum_k c^{2(S-k)}: the value returned (the lemma's
+/// program without its gap constraints b_k >= 0, so never above shift_energy). Exact for
+/// shifts in one direction at 1 - eta lambda >= 0. Dense form, O(S).
+double shift_energy_affine(double c, std::span<const double> shifts);
+
+/// The affine energy of the epoch structure of shift_energy_epochs (no initial gap: an
+/// unbounded domain), O(1): (h c^{S - J l} sum_{e<J} c^{e l} + final_shift
+/// c^{S - J l - final_position})^2 / sum_{i<S} c^{2i}. Rounded up by 1e-12 relative.
+double shift_energy_epochs_affine(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
+                                  std::optional<std::int64_t> final_position, double final_shift);
+
+/// The affine energy of cyclic batches at the worst position (the record read at the last
+/// step S and every l steps before it: N = (S - 1)/l + 1 reads), O(1):
+/// h^2 (sum_{e<N} c^{e l})^2 / sum_{i<S} c^{2i}. Rounded up by 1e-12 relative.
+double shift_energy_cyclic_affine(double c, double h, std::int64_t l, std::int64_t S);
+
 }  // namespace hsdp::div
