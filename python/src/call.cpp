@@ -128,6 +128,9 @@ bool is_numpy_type(py::handle v, const char* abstract) {
   }();
   return !numpy.is_none() && py::isinstance(v, numpy.attr(abstract));
 }
+// A numpy array, without importing numpy where it is not installed (py::isinstance<py::array>
+// imports numpy's C API and raises ModuleNotFoundError: accounting needs no numpy).
+bool is_numpy_array(py::handle v) { return is_numpy_type(v, "ndarray"); }
 bool is_bool(py::handle v) { return py::isinstance<py::bool_>(v) || is_numpy_type(v, "bool_"); }
 bool is_integer(py::handle v) { return !is_bool(v) && (py::isinstance<py::int_>(v) || is_numpy_type(v, "integer")); }
 bool is_real(py::handle v) {
@@ -154,7 +157,7 @@ std::string base_type(const std::string& type, bool* optional = nullptr) {
 // A 0-d numpy array (np.array(1.0), what reductions such as x.sum() of an array can give) as
 // the scalar it holds: accepted wherever that scalar is.
 py::object scalar_of(py::handle v) {
-  if (py::isinstance<py::array>(v) && py::reinterpret_borrow<py::array>(v).ndim() == 0) return v.attr("item")();
+  if (is_numpy_array(v) && py::reinterpret_borrow<py::array>(v).ndim() == 0) return v.attr("item")();
   return py::reinterpret_borrow<py::object>(v);
 }
 
@@ -216,7 +219,7 @@ py::object checked(const Signature& s, const Parameter& p, py::handle given) {
       type.find("List[") == std::string::npos)
     type_error(s, p.name, "a path (str, bytes or os.PathLike)", v);
   if ((type == "List[float]" || type == "List[int]") && !py::isinstance<py::str>(v) && py::hasattr(v, "__iter__") &&
-      !py::isinstance<py::array>(v)) {
+      !is_numpy_array(v)) {
     // Numbers one by one: a bool in a list of numbers is refused too; numpy scalars of any
     // width and 0-d arrays become Python numbers.
     py::list items;
