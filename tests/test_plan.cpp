@@ -3,6 +3,7 @@
 // minimises the utility bound against a brute force that calibrates each candidate with the
 // calibration solver (an independent route to sigma); the bounds equal their closed forms
 // computed here by hand; bad input names the parameter.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -18,6 +19,7 @@
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plan.hpp"
+#include "hsdp/train/noise_grid.hpp"
 #include "fixtures.hpp"
 
 namespace {
@@ -452,6 +454,78 @@ TEST(Plan, NoisySgdProposesTheRuleAndTheLeastNoisePolicy) {
   ASSERT_TRUE(f.feasible);
   EXPECT_EQ(f.run.batch_size, 3000);
   EXPECT_EQ(f.run.steps, 288);  // l = 4: 72 epochs of 4
+}
+
+// The trainer's grid charges (include/hsdp/train/noise_grid.hpp, docs/security.md) by hand:
+// slack 2 2^-32 sqrt(P) (federated: (m + 2)/sqrt(m) 2^-32 sqrt(P)), epsilon 2 eta per draw,
+// log beta log(draws) - 11000 (Laplace: beta = 0; federated Laplace: no law, log_beta = 0).
+TEST(Plan, TrainersNoiseGridByHand) {
+  using hsdp::NoiseKind;
+  const hsdp::NoiseGrid g = hsdp::train::noise_grid(785, 288, NoiseKind::gaussian);
+  EXPECT_DOUBLE_EQ(g.slack, 2 * 0x1p-32 * std::sqrt(785.0));
+  EXPECT_DOUBLE_EQ(g.epsilon, 2 * 785.0 * 288 * 0x1p-52);
+  EXPECT_DOUBLE_EQ(g.log_beta, std::log(785.0 * 288) - 11000);
+  EXPECT_TRUE(g.reason.empty());
+  const hsdp::NoiseGrid l = hsdp::train::noise_grid(1, 1, NoiseKind::laplace);
+  EXPECT_EQ(l.slack, 2 * 0x1p-32);
+  EXPECT_EQ(l.epsilon, 2 * 0x1p-33);
+  EXPECT_EQ(l.log_beta, -std::numeric_limits<double>::infinity());
+  const hsdp::NoiseGrid f = hsdp::train::noise_grid(4, 10, NoiseKind::gaussian, 16);
+  EXPECT_DOUBLE_EQ(f.slack, 18.0 / 4.0 * 0x1p-32 * 2.0);
+  EXPECT_DOUBLE_EQ(f.epsilon, 2 * 40 * 0x1p-52);
+  const hsdp::NoiseGrid fl = hsdp::train::noise_grid(4, 10, NoiseKind::laplace, 16);
+  EXPECT_EQ(fl.log_beta, 0.0);
+  EXPECT_NE(fl.reason.find("not derived"), std::string::npos);
+  // Extremes: 2^53 parameters over 10^12 steps stay finite.
+  const hsdp::NoiseGrid big = hsdp::train::noise_grid(std::size_t{1} << 53, 1'000'000'000'000, NoiseKind::gaussian);
+  EXPECT_DOUBLE_EQ(big.slack, 2 * 0x1p-32 * 0x1p26 * std::sqrt(2.0));
+  EXPECT_LT(big.log_beta, -10900);
+}
+
+// With the dimension known the noisy-sgd plan carries the trainer's grid: its report is the
+// accountant's on the planned run with the grid, and its noise is within 1% above the
+// continuous plan's (which the note flags).
+TEST(Plan, NoisySgdPlansWithTheTrainersGrid) {
+  const Plan g = hsdp::plan(sgd_problem());
+  PlanProblem cp = sgd_problem();
+  cp.dimension.reset();
+  const Plan c = hsdp::plan(cp);
+  ASSERT_TRUE(g.feasible && c.feasible);
+  ASSERT_TRUE(g.run.grid);
+  EXPECT_FALSE(c.run.grid);
+  EXPECT_DOUBLE_EQ(g.run.grid->slack, 2 * 0x1p-32 * std::sqrt(785.0));
+  EXPECT_DOUBLE_EQ(g.run.grid->epsilon, 2 * 785.0 * 288 * 0x1p-52);
+  const auto report = hsdp::account(g.run, Query::at_delta(1e-5));
+  ASSERT_TRUE(report.best && g.report.best);
+  EXPECT_EQ(*report.analyses[*report.best].epsilon, *g.report.analyses[*g.report.best].epsilon);
+  EXPECT_LE(*g.report.analyses[*g.report.best].epsilon, 1.0);
+  EXPECT_GE(g.utility, c.utility);
+  EXPECT_LE(g.utility, 1.01 * c.utility);
+  auto has_note = [](const Plan& p) {
+    for (const auto& n : p.notes)
+      if (n.find("accounted with continuous noise") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_note(c));
+  EXPECT_FALSE(has_note(g));
+}
+
+// The langevin plan relies on Cor. 1, which does not hold on the grid: the note gives Thm 1 on
+// the grid at the proposed run (the accountant's langevin value there), above the target here.
+TEST(Plan, LangevinNotesThm1OnTheGrid) {
+  const auto p = langevin_problem(2.0, 0.5);
+  const Plan plan = hsdp::plan(p);
+  ASSERT_TRUE(plan.feasible);
+  hsdp::Run run = plan.run;
+  run.grid = hsdp::train::noise_grid(10, plan.run.steps, hsdp::NoiseKind::gaussian);
+  const double on_grid = eps_of("langevin", run, p.delta);
+  EXPECT_GT(on_grid, *plan.paper_privacy.epsilon);  // Thm 1 alone: larger than Cor. 1's value
+  std::string note;
+  for (const auto& n : plan.notes)
+    if (n.find("Cor. 1, which does not hold") != std::string::npos) note = n;
+  ASSERT_FALSE(note.empty());
+  EXPECT_NE(note.find(fmt::format("epsilon = {:.10g} at delta = 1e-05", on_grid)), std::string::npos)
+      << note << " vs " << on_grid;
 }
 
 // ---- input errors and the CLI -------------------------------------------------------------

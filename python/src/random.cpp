@@ -15,6 +15,7 @@
 #include "common.hpp"
 #include "hsdp/random/csprng.hpp"
 #include "hsdp/random/samplers.hpp"
+#include "hsdp/train/noise_grid.hpp"
 #include "train/sampler.hpp"  // src/: the trainer's BatchSampler
 
 namespace hsdp::python {
@@ -91,10 +92,9 @@ void bind_random(py::module_& m) {
           [](std::int64_t parameters, std::int64_t steps) {
             if (parameters < 1) fail(opt("parameters"), std::to_string(parameters), "an integer >= 1");
             if (steps < 1) fail(opt("steps"), std::to_string(steps), "an integer >= 1");
-            // The trainer's charges (src/train/trainer.cpp noise_grid, docs/security.md).
-            const double draws = static_cast<double>(parameters) * static_cast<double>(steps);
-            return py::make_tuple(2.0 * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters)),
-                                  2.0 * draws * random::kGaussianEta, std::log(draws) + random::kGaussianLogBeta);
+            // The trainer's charges (include/hsdp/train/noise_grid.hpp, docs/security.md).
+            const NoiseGrid g = train::noise_grid(static_cast<std::size_t>(parameters), steps, NoiseKind::gaussian);
+            return py::make_tuple(g.slack, g.epsilon, g.log_beta);
           },
           py::kw_only(), py::arg("parameters"), py::arg("steps"),
           "(grid_slack, grid_epsilon, grid_log_beta) of a run adding grid noise to `parameters` coordinates at each of "

@@ -25,6 +25,7 @@
 //             from the calibration solver restricted to `online-gd`; between them a bisection
 //             on the same analysis. The a with the smallest Prop. 3 regret is proposed.
 #include "hsdp/plan.hpp"
+#include "hsdp/train/noise_grid.hpp"
 #include "hsdp/field_use.hpp"
 
 #include <fmt/format.h>
@@ -352,6 +353,26 @@ Plan plan_langevin(const PlanProblem& p) {
       "the proposed sigma is private for exactly {} steps (the smallest noise the langevin "
       "analysis accepts there); thm4_sigma = {} is private for every number of steps",
       best_k, show(sigma_inf)));
+  // Cor. 1 (the log-Sobolev argument of Lemma 5) does not hold for noise drawn on a grid
+  // (docs/analyses/langevin.md, "Trained models: noise on a grid"): when the proposal relies on
+  // it, a model trained by hsdp is certified by Thm 1 with the grid's slack instead, which the
+  // note evaluates at the proposed run with the trainer's grid charges (the plan's numbers stay
+  // those of the setting's analysis on continuous noise).
+  const double k_best = static_cast<double>(best_k);
+  if (-std::expm1(-in.lambda * in.eta * k_best / 2.0) / in.lambda < in.eta * k_best / 4.0) {
+    Run gridded = out.run;
+    gridded.grid = train::noise_grid(static_cast<std::size_t>(in.d), best_k, NoiseKind::gaussian);
+    const AnalysisResult on_grid = analysis->evaluate(gridded, Query::at_delta(p.delta));
+    const std::string grid_value =
+        on_grid.applicable && on_grid.epsilon
+            ? fmt::format("epsilon = {} at delta = {}", report::show10_or_inf(*on_grid.epsilon), show(p.delta))
+            : "not applicable: " + on_grid.reason;
+    out.notes.push_back(fmt::format(
+        "the langevin epsilon above uses Cor. 1, which does not hold for noise drawn on a grid "
+        "(docs/analyses/langevin.md): a model trained by hsdp is certified by Thm 1 on the grid ({} for this "
+        "run with the trainer's grid charges)",
+        grid_value));
+  }
   if (!stopped)
     out.notes.push_back(fmt::format("the search over K stopped at the cap K = {}", cap));
   finish(out, p);

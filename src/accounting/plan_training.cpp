@@ -23,6 +23,7 @@
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/root.hpp"
 #include "hsdp/plan.hpp"
+#include "hsdp/train/noise_grid.hpp"
 
 namespace hsdp {
 
@@ -156,7 +157,13 @@ Plan plan_noisy_sgd(const PlanProblem& p) {
   base.diameter = p.diameter;
   base.release = Release::last;
   base.adjacency = p.adjacency;
-  if (p.dimension) base.dimension = require_range(opt("dimension"), *p.dimension, 1, std::int64_t{1} << 53);
+  if (p.dimension) {
+    base.dimension = require_range(opt("dimension"), *p.dimension, 1, std::int64_t{1} << 53);
+    // The run `hsdp train` performs draws its noise on a grid (docs/security.md): with the
+    // model's number of parameters known, every candidate is calibrated and accounted with the
+    // trainer's own grid charges, so the epsilon printed is the trained model's.
+    base.grid = train::noise_grid(static_cast<std::size_t>(*base.dimension), rule.steps, NoiseKind::gaussian);
+  }
 
   std::vector<PolicyCandidate> candidates;
   if (rule.batch_size >= p.n) {
@@ -201,6 +208,12 @@ Plan plan_noisy_sgd(const PlanProblem& p) {
       rule.target_steps, rule.mu, rule.batches_per_epoch));
   out.notes.push_back(
       "`hsdp train --epsilon` applies the same plan to the fields a command leaves unstated");
+  if (!base.grid)
+    out.notes.push_back(fmt::format(
+        "accounted with continuous noise: a model trained by hsdp draws its noise on a grid and is accounted "
+        "with the grid's cost (docs/security.md; typically within 1e-5 relative for the analyses hsdp derives "
+        "on the grid): give {} (the model's number of parameters) to plan with it",
+        report_field("dimension")));
   return out;
 }
 

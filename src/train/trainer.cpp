@@ -18,6 +18,7 @@
 #include "hsdp/limits.hpp"
 #include "hsdp/random/csprng.hpp"
 #include "hsdp/random/samplers.hpp"
+#include "hsdp/train/noise_grid.hpp"
 #include "hsdp/train/planner.hpp"
 #include "sampler.hpp"
 
@@ -207,36 +208,6 @@ class NoiseSource {
   std::uint64_t out_of_range_ = 0;
 };
 
-// What drawing the noise on a grid costs the analyses (run.hpp NoiseGrid, docs/security.md):
-// each step's map gains at most two roundings, 2 lambda sqrt(P) <= 2 2^-32 sqrt(P) s_t, and
-// every draw's law is within e^(+-eta) of the rounded continuous law outside probability beta.
-// Federated (Gaussian): the users' messages and the server's update are on one grid, and the
-// sum of the m users' discrete Gaussians has the law of one discrete Gaussian of m times the
-// variance up to a factor 1 +- e^(-2 pi^2 2^62) (Poisson summation; docs/security.md,
-// "Federated runs on the grid"): one draw per coordinate and round, and at most m + 2 roundings
-// of size lambda sqrt(P) / 2 in message units per step and run, i.e. a slack of
-// (m + 2) / sqrt(m) 2^-32 sqrt(P) relative to the parameter-space std eta sigma / sqrt(m).
-NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, std::int64_t batch, Algorithm algorithm,
-                     NoiseKind kind) {
-  NoiseGrid g;
-  g.slack = 2.0 * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
-  const double draws = static_cast<double>(parameters) * static_cast<double>(steps);
-  const bool gaussian = kind == NoiseKind::gaussian;
-  g.epsilon = 2.0 * draws * (gaussian ? random::kGaussianEta : random::kLaplaceEta);
-  if (gaussian) g.log_beta = std::log(draws) + random::kGaussianLogBeta;
-  if (algorithm == Algorithm::federated) {
-    const double m = static_cast<double>(batch);
-    g.slack = (m + 2.0) / std::sqrt(m) * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
-    if (!gaussian) {
-      // The sum of discrete Laplace draws is not a discrete Laplace: no law derived for it.
-      g.log_beta = 0.0;
-      g.reason = "federated with Laplace noise: the law of the sum of the users' discrete Laplace draws is "
-                 "not derived (docs/security.md)";
-    }
-  }
-  return g;
-}
-
 // Federated on the grid (docs/security.md, "Federated runs on the grid"): every message and the
 // server's update are integers in units of the users' grid lambda (the grid of the per-user std
 // s). An index is exact while every term of the round's sum stays below 2^52 / (m + 1) units
@@ -265,6 +236,44 @@ struct FederatedGrid {
 
 random::Law law_of(NoiseKind kind) {
   return kind == NoiseKind::gaussian ? random::Law::gaussian : random::Law::laplace;
+}
+
+}  // namespace
+
+// The grid's cost (include/hsdp/train/noise_grid.hpp, docs/security.md). Federated (Gaussian):
+// the users' messages and the server's update are on one grid, and the sum of the m users'
+// discrete Gaussians has the law of one discrete Gaussian of m times the variance up to a
+// factor 1 +- e^(-2 pi^2 2^62) (Poisson summation; docs/security.md, "Federated runs on the
+// grid"): one draw per coordinate and round, and at most m + 2 roundings of size
+// lambda sqrt(P) / 2 in message units per step and run, i.e. a slack of
+// (m + 2) / sqrt(m) 2^-32 sqrt(P) relative to the parameter-space std eta sigma / sqrt(m).
+NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, NoiseKind kind,
+                     std::optional<std::int64_t> federated_users) {
+  NoiseGrid g;
+  g.slack = 2.0 * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
+  const double draws = static_cast<double>(parameters) * static_cast<double>(steps);
+  const bool gaussian = kind == NoiseKind::gaussian;
+  g.epsilon = 2.0 * draws * (gaussian ? random::kGaussianEta : random::kLaplaceEta);
+  if (gaussian) g.log_beta = std::log(draws) + random::kGaussianLogBeta;
+  if (federated_users) {
+    const double m = static_cast<double>(*federated_users);
+    g.slack = (m + 2.0) / std::sqrt(m) * random::kSpacingOverStd * std::sqrt(static_cast<double>(parameters));
+    if (!gaussian) {
+      // The sum of discrete Laplace draws is not a discrete Laplace: no law derived for it.
+      g.log_beta = 0.0;
+      g.reason = "federated with Laplace noise: the law of the sum of the users' discrete Laplace draws is "
+                 "not derived (docs/security.md)";
+    }
+  }
+  return g;
+}
+
+namespace {
+
+// The grid of a run of `config` under plan `p` (m = the plan's batch for federated runs).
+NoiseGrid grid_of(std::size_t parameters, const Plan& p, const TrainConfig& config) {
+  return noise_grid(parameters, p.steps, config.noise,
+                    config.algorithm == Algorithm::federated ? std::optional(p.batch) : std::nullopt);
 }
 
 }  // namespace
@@ -639,7 +648,7 @@ Run planned_run(const TrainConfig& config, std::int64_t n, std::size_t d, std::s
   Run run = base_run(config, p, n, parameters);
   if (config.sigma) run.noise_std = noise_from_sigma(p, config.noise, *config.sigma);
   if (config.noise_std) run.noise_std = Schedule(*config.noise_std);
-  if (!config.no_noise) run.grid = noise_grid(parameters, p.steps, p.batch, config.algorithm, config.noise);
+  if (!config.no_noise) run.grid = grid_of(parameters, p, config);
   return run;
 }
 
@@ -735,7 +744,7 @@ TrainResult train(const data::Dataset& data, const TrainConfig& requested) {
   // Noise drawn on a grid (docs/security.md): its cost, known before training, is part of the
   // run every analysis (and the calibration) reads.
   if (!config.no_noise) {
-    run.grid = noise_grid(P, plan.steps, plan.batch, config.algorithm, config.noise);
+    run.grid = grid_of(P, plan, config);
     if (!run.grid->reason.empty()) res.notes.push_back(run.grid->reason + ": the report certifies nothing");
   }
 
