@@ -19,7 +19,7 @@
 #include "hsdp/calibrate.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/plan.hpp"
-#include "hsdp/train/noise_grid.hpp"
+#include "hsdp/random/noise_grid.hpp"
 #include "fixtures.hpp"
 
 namespace {
@@ -456,28 +456,28 @@ TEST(Plan, NoisySgdProposesTheRuleAndTheLeastNoisePolicy) {
   EXPECT_EQ(f.run.steps, 288);  // l = 4: 72 epochs of 4
 }
 
-// The trainer's grid charges (include/hsdp/train/noise_grid.hpp, docs/security.md) by hand:
+// The trainer's grid charges (include/hsdp/random/noise_grid.hpp, docs/security.md) by hand:
 // slack 2 2^-32 sqrt(P) (federated: (m + 2)/sqrt(m) 2^-32 sqrt(P)), epsilon 2 eta per draw,
 // log beta log(draws) - 11000 (Laplace: beta = 0; federated Laplace: no law, log_beta = 0).
 TEST(Plan, TrainersNoiseGridByHand) {
   using hsdp::NoiseKind;
-  const hsdp::NoiseGrid g = hsdp::train::noise_grid(785, 288, NoiseKind::gaussian);
+  const hsdp::NoiseGrid g = hsdp::random::noise_grid(785, 288, NoiseKind::gaussian);
   EXPECT_DOUBLE_EQ(g.slack, 2 * 0x1p-32 * std::sqrt(785.0));
   EXPECT_DOUBLE_EQ(g.epsilon, 2 * 785.0 * 288 * 0x1p-52);
   EXPECT_DOUBLE_EQ(g.log_beta, std::log(785.0 * 288) - 11000);
   EXPECT_TRUE(g.reason.empty());
-  const hsdp::NoiseGrid l = hsdp::train::noise_grid(1, 1, NoiseKind::laplace);
+  const hsdp::NoiseGrid l = hsdp::random::noise_grid(1, 1, NoiseKind::laplace);
   EXPECT_EQ(l.slack, 2 * 0x1p-32);
   EXPECT_EQ(l.epsilon, 2 * 0x1p-33);
   EXPECT_EQ(l.log_beta, -std::numeric_limits<double>::infinity());
-  const hsdp::NoiseGrid f = hsdp::train::noise_grid(4, 10, NoiseKind::gaussian, 16);
+  const hsdp::NoiseGrid f = hsdp::random::noise_grid(4, 10, NoiseKind::gaussian, 16);
   EXPECT_DOUBLE_EQ(f.slack, 18.0 / 4.0 * 0x1p-32 * 2.0);
   EXPECT_DOUBLE_EQ(f.epsilon, 2 * 40 * 0x1p-52);
-  const hsdp::NoiseGrid fl = hsdp::train::noise_grid(4, 10, NoiseKind::laplace, 16);
+  const hsdp::NoiseGrid fl = hsdp::random::noise_grid(4, 10, NoiseKind::laplace, 16);
   EXPECT_EQ(fl.log_beta, 0.0);
   EXPECT_NE(fl.reason.find("not derived"), std::string::npos);
   // Extremes: 2^53 parameters over 10^12 steps stay finite.
-  const hsdp::NoiseGrid big = hsdp::train::noise_grid(std::size_t{1} << 53, 1'000'000'000'000, NoiseKind::gaussian);
+  const hsdp::NoiseGrid big = hsdp::random::noise_grid(std::size_t{1} << 53, 1'000'000'000'000, NoiseKind::gaussian);
   EXPECT_DOUBLE_EQ(big.slack, 2 * 0x1p-32 * 0x1p26 * std::sqrt(2.0));
   EXPECT_LT(big.log_beta, -10900);
 }
@@ -517,7 +517,7 @@ TEST(Plan, LangevinNotesThm1OnTheGrid) {
   const Plan plan = hsdp::plan(p);
   ASSERT_TRUE(plan.feasible);
   hsdp::Run run = plan.run;
-  run.grid = hsdp::train::noise_grid(10, plan.run.steps, hsdp::NoiseKind::gaussian);
+  run.grid = hsdp::random::noise_grid(10, plan.run.steps, hsdp::NoiseKind::gaussian);
   const double on_grid = eps_of("langevin", run, p.delta);
   EXPECT_GT(on_grid, *plan.paper_privacy.epsilon);  // Thm 1 alone: larger than Cor. 1's value
   std::string note;

@@ -15,7 +15,7 @@
 #include "common.hpp"
 #include "hsdp/random/csprng.hpp"
 #include "hsdp/random/samplers.hpp"
-#include "hsdp/train/noise_grid.hpp"
+#include "hsdp/random/noise_grid.hpp"
 #include "train/sampler.hpp"  // src/: the trainer's BatchSampler
 
 namespace hsdp::python {
@@ -92,8 +92,8 @@ void bind_random(py::module_& m) {
           [](std::int64_t parameters, std::int64_t steps) {
             if (parameters < 1) fail(opt("parameters"), std::to_string(parameters), "an integer >= 1");
             if (steps < 1) fail(opt("steps"), std::to_string(steps), "an integer >= 1");
-            // The trainer's charges (include/hsdp/train/noise_grid.hpp, docs/security.md).
-            const NoiseGrid g = train::noise_grid(static_cast<std::size_t>(parameters), steps, NoiseKind::gaussian);
+            // The trainer's charges (include/hsdp/random/noise_grid.hpp, docs/security.md).
+            const NoiseGrid g = random::noise_grid(static_cast<std::size_t>(parameters), steps, NoiseKind::gaussian);
             return py::make_tuple(g.slack, g.epsilon, g.log_beta);
           },
           py::kw_only(), py::arg("parameters"), py::arg("steps"),

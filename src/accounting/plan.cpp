@@ -25,7 +25,7 @@
 //             from the calibration solver restricted to `online-gd`; between them a bisection
 //             on the same analysis. The a with the smallest Prop. 3 regret is proposed.
 #include "hsdp/plan.hpp"
-#include "hsdp/train/noise_grid.hpp"
+#include "hsdp/random/noise_grid.hpp"
 #include "hsdp/field_use.hpp"
 
 #include <fmt/format.h>
@@ -361,7 +361,7 @@ Plan plan_langevin(const PlanProblem& p) {
   const double k_best = static_cast<double>(best_k);
   if (-std::expm1(-in.lambda * in.eta * k_best / 2.0) / in.lambda < in.eta * k_best / 4.0) {
     Run gridded = out.run;
-    gridded.grid = train::noise_grid(static_cast<std::size_t>(in.d), best_k, NoiseKind::gaussian);
+    gridded.grid = random::noise_grid(static_cast<std::size_t>(in.d), best_k, NoiseKind::gaussian);
     const AnalysisResult on_grid = analysis->evaluate(gridded, Query::at_delta(p.delta));
     const std::string grid_value =
         on_grid.applicable && on_grid.epsilon

@@ -23,7 +23,7 @@
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/root.hpp"
 #include "hsdp/plan.hpp"
-#include "hsdp/train/noise_grid.hpp"
+#include "hsdp/random/noise_grid.hpp"
 
 namespace hsdp {
 
@@ -162,7 +162,7 @@ Plan plan_noisy_sgd(const PlanProblem& p) {
     // The run `hsdp train` performs draws its noise on a grid (docs/security.md): with the
     // model's number of parameters known, every candidate is calibrated and accounted with the
     // trainer's own grid charges, so the epsilon printed is the trained model's.
-    base.grid = train::noise_grid(static_cast<std::size_t>(*base.dimension), rule.steps, NoiseKind::gaussian);
+    base.grid = random::noise_grid(static_cast<std::size_t>(*base.dimension), rule.steps, NoiseKind::gaussian);
   }
 
   std::vector<PolicyCandidate> candidates;

@@ -1,5 +1,6 @@
 // What drawing the trainer's noise on a grid costs the analyses (run.hpp NoiseGrid,
-// docs/security.md): the one formula `hsdp train` charges its runs with, which the training
+// docs/security.md). It lives with the samplers (its constants are theirs), so that the
+// accounting layer can charge a planned run without depending on the trainer: the one formula `hsdp train` charges its runs with, which the training
 // plan (`hsdp plan --setting noisy-sgd`, plan_training.cpp) and the Python module
 // (hsdp.grid_charges) reuse, so that a planned run is accounted as the trained model is.
 #pragma once
@@ -10,7 +11,7 @@
 
 #include "hsdp/run.hpp"
 
-namespace hsdp::train {
+namespace hsdp::random {
 
 /// The noise grid of a run adding `kind` noise to `parameters` coordinates at each of `steps`
 /// steps (docs/security.md): each step's map gains at most two roundings,
@@ -25,4 +26,4 @@ namespace hsdp::train {
 NoiseGrid noise_grid(std::size_t parameters, std::int64_t steps, NoiseKind kind,
                      std::optional<std::int64_t> federated_users = std::nullopt);
 
-}  // namespace hsdp::train
+}  // namespace hsdp::random
