@@ -1,20 +1,37 @@
 #!/usr/bin/env python3
-"""Prints model files of `hsdp train` side by side: the batch order each run used, how it was
+"""Prints runs of `hsdp train` side by side: the batch order each run used, how it was
 accounted, what certified it, the noise it needed and the accuracy it reached (the main job's
 last table), then which one reached the best test accuracy.
 
-    scripts/side_by_side.py MODEL.json [MODEL.json ...]
+    scripts/side_by_side.py MODEL.json:REPORT.txt [MODEL.json:REPORT.txt ...]
+
+MODEL.json is the model file (`--output`: the run and its certificate); REPORT.txt is what the
+command printed, for the test accuracy: a statistic of the records, shown to the data owner and
+never written into the model file (docs/training.md, "What the model file holds").
 """
 import json
 import math
+import re
 import sys
 
 ORDER = {"shuffle": "shuffled (a data loader's order)", "cyclic": "cyclic (fixed order)",
          "poisson": "Poisson", "fixed": "random fixed-size", "full": "full batch"}
 
 
-def row(path):
+def test_accuracy(report_path):
+    text = open(report_path).read()
+    found = re.search(r"test accuracy ([0-9.]+)", text)
+    if not found:
+        sys.exit("%s: no test accuracy in the printed report" % report_path)
+    return float(found.group(1))
+
+
+def row(arg):
+    path, _, report = arg.partition(":")
+    if not report:
+        sys.exit(__doc__)
     doc = json.load(open(path))
+    doc["test_accuracy"] = test_accuracy(report)
     run, best = doc["report"]["run"], doc["report"]["best"]
     accounting = ("every iterate published" if run["release"] == "every"
                   else "final model only (hsdp)")
