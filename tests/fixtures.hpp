@@ -53,6 +53,17 @@ inline hsdp::data::Dataset synthetic(std::size_t n, std::size_t d, double R, std
   return ds;
 }
 
+// The run with its noise drawn on a grid of rounding slack `slack` (run.hpp NoiseGrid,
+// docs/security.md), the sampler charges of a small trained run (epsilon 1e-10, beta e^-10000).
+inline hsdp::Run on_noise_grid(hsdp::Run r, double slack) {
+  hsdp::NoiseGrid g;
+  g.slack = slack;
+  g.epsilon = 1e-10;
+  g.log_beta = -10000;
+  r.grid = g;
+  return r;
+}
+
 // ---- last-iterate bounds: L = 1, so one step that reads the record shifts by h = eta 2/b;
 // constant step eta and noise std; smoothness beta, strong convexity lambda, diameter D.
 inline hsdp::Run smooth_run(hsdp::Sampling sampling, std::int64_t n, std::int64_t b, std::int64_t steps,

@@ -13,6 +13,7 @@
 #include "hsdp/analysis/analysis.hpp"
 #include "hsdp/analysis/rdp_analysis.hpp"
 #include "hsdp/run.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -20,14 +21,7 @@ using hsdp::Query;
 using RunT = hsdp::Run;
 using hsdp::Sampling;
 
-RunT gridded(RunT r, double slack) {
-  hsdp::NoiseGrid g;
-  g.slack = slack;
-  g.epsilon = 1e-10;
-  g.log_beta = -10000;
-  r.grid = g;
-  return r;
-}
+RunT gridded(const RunT& r, double slack) { return hsdp::testing::on_noise_grid(r, slack); }
 
 RunT base(std::int64_t n, std::int64_t T, std::int64_t b, Sampling s, double eta, double std) {
   RunT r;

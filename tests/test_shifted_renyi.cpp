@@ -23,6 +23,7 @@
 #include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/run.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -680,14 +681,7 @@ TEST(ShiftedRenyi, NeverNaN) {
 
 namespace grid_runs {
 
-RunT gridded(RunT r, double slack) {
-  hsdp::NoiseGrid g;
-  g.slack = slack;
-  g.epsilon = 1e-10;
-  g.log_beta = -10000;
-  r.grid = g;
-  return r;
-}
+RunT gridded(const RunT& r, double slack) { return hsdp::testing::on_noise_grid(r, slack); }
 
 double eps_at(const RunT& r) { return *sr().evaluate(r, hsdp::Query::at_delta(1e-5)).epsilon; }
 
