@@ -1045,10 +1045,18 @@ class PrivacyEngine:
             notes.append("the run stopped at step %d by a declared rule that reads no training record (%s): "
                          "certified as the every-iterate composition of the planned %d steps (the stop is "
                          "post-processing of those iterates)" % (self._stop[0], self._stop[1], run.steps))
-        elif self.planned_steps is not None and len(self._ledger) != self.planned_steps:
-            notes.append("%d steps taken of the planned %d: certified as a run of %d steps fixed in advance; a "
-                         "stop that read the data must be declared with stop_early()"
-                         % (len(self._ledger), self.planned_steps, len(self._ledger)))
+        elif self.planned_steps is not None and len(self._ledger) < self.planned_steps:
+            # The run ended before the T it was planned for, and no rule was declared: the stop may
+            # have read the data (train accuracy above a threshold), and a stopping time that read
+            # the records is charged by no analysis here (issue 35's case: 1.16 certified as a fixed
+            # T, 2.48 for the same steps composed). Not certified: what the ledger cannot vouch for.
+            base["notes"] = tuple(notes)
+            return Certificate(certified=False, run=run, reason=(
+                "%d steps taken of the planned %d, and no stopping rule declared: a stop before the planned "
+                "steps may have read the data, which no analysis here charges; declare the rule with "
+                "stop_early(reason, reads_records=...) (a rule that reads only the iterates and public data is "
+                "certified as the every-iterate composition of the planned steps), or run the planned steps"
+                % (len(self._ledger), self.planned_steps)), **base)
         base["notes"] = tuple(notes)
         if self._order_known() and not experiment:
             return Certificate(certified=False, run=run, reason=(
