@@ -424,4 +424,70 @@ TEST(ShuffledBatches, BucketedAverageAgainstEveryPosition) {
   }
 }
 
+// ---- The earlier epochs averaged by type (docs, "Shuffled batches", section 7).
+
+/// Dense two-chain sequence: h1 at the last step of epochs 1..J1, h2 of epochs J1+1..J1+J2,
+/// then the final shift at (J1 + J2) l + final_position.
+std::vector<double> dense_two(std::int64_t l, std::int64_t J1, double h1, std::int64_t J2, double h2,
+                              std::int64_t r, std::optional<std::int64_t> f, double hf) {
+  std::vector<double> s(static_cast<std::size_t>((J1 + J2) * l + r), 0.0);
+  for (std::int64_t e = 1; e <= J1 + J2; ++e) s[static_cast<std::size_t>(e * l - 1)] = e <= J1 ? h1 : h2;
+  if (f) s[static_cast<std::size_t>((J1 + J2) * l + *f - 1)] += hf;
+  return s;
+}
+
+TEST(ShiftProgram, TwoChainsEqualTheDenseProgram) {
+  std::mt19937_64 g(38);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int checked = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::int64_t l = 1 + static_cast<std::int64_t>(8 * u(g));
+    const std::int64_t J1 = static_cast<std::int64_t>(25 * u(g)), J2 = static_cast<std::int64_t>(25 * u(g));
+    const std::int64_t r = 1 + static_cast<std::int64_t>(static_cast<double>(l) * u(g));
+    std::optional<std::int64_t> f;
+    if (u(g) < 0.8) f = 1 + static_cast<std::int64_t>(static_cast<double>(r) * u(g));
+    const double pick = u(g);
+    const double c = pick < 0.2 ? 1.0 : pick < 0.3 ? 0.0 : pick < 0.5 ? 1 - 1e-6 * u(g) : u(g);
+    const double h2 = std::pow(10.0, 2 * u(g) - 1);
+    const double kind = u(g);  // h1 below, above, zero, equal
+    const double h1 = kind < 0.3 ? h2 * u(g) : kind < 0.6 ? h2 * (1 + 20 * u(g)) : kind < 0.85 ? 0.0 : h2;
+    const double hf = u(g) < 0.5 ? h2 : std::pow(10.0, 3 * u(g) - 1);
+    const double gap = u(g) < 0.5 ? 0.0 : std::pow(10.0, 3 * u(g) - 1);
+    const auto s = dense_two(l, J1, h1, J2, h2, r, f, hf);
+    const double fast = hsdp::div::shift_energy_two_chains(c, l, J1, h1, J2, h2, r, f, hf, gap);
+    const double exact = hsdp::div::shift_energy(c, gap, s);
+    EXPECT_GE(fast, exact * (1 - 1e-13) - 1e-320) << "c=" << c << " l=" << l << " J1=" << J1 << " J2=" << J2;
+    EXPECT_LE(fast, exact * (1 + 1e-10) + 1e-300) << "c=" << c << " l=" << l << " J1=" << J1 << " J2=" << J2
+                                                  << " r=" << r << " h1=" << h1 << " h2=" << h2 << " gap=" << gap;
+    // The affine counterpart against its direct sum.
+    const double fa = hsdp::div::shift_energy_two_chains_affine(c, l, J1, h1, J2, h2, r, f, hf);
+    long double gap_sum = 0.0L, weights = 0.0L;  // Horner: the Gaussian mean gap and variance
+    for (const double x : s) {
+      gap_sum = c * gap_sum + x;
+      weights = static_cast<long double>(c) * c * weights + 1.0L;
+    }
+    const double ea = static_cast<double>(gap_sum * gap_sum / weights);
+    EXPECT_GE(fa, ea * (1 - 1e-13) - 1e-320);
+    EXPECT_LE(fa, ea * (1 + 1e-10) + 1e-300) << "c=" << c << " l=" << l << " J1=" << J1 << " J2=" << J2;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5000);
+  // One chain is the epoch program.
+  for (double c : {1.0, 0.97, 0.5})
+    EXPECT_EQ(hsdp::div::shift_energy_two_chains(c, 6, 0, 0.0, 9, 0.4, 4, 3, 0.7, 0.2),
+              hsdp::div::shift_energy_epochs(c, 0.4, 6, 9, 4, 3, 0.7, 0.2));
+  EXPECT_THROW(hsdp::div::shift_energy_two_chains(1.0, 4, 2, -1.0, 2, 1.0, 4, 1, 1.0, 0.0), std::invalid_argument);
+  EXPECT_THROW(hsdp::div::shift_energy_two_chains(1.0, 4, -1, 1.0, 2, 1.0, 4, 1, 1.0, 0.0), std::invalid_argument);
+  // 2^40 epochs in each chain: O(1), finite, between the all-h1 and all-h2 programs.
+  const std::int64_t big = std::int64_t{1} << 40;
+  for (double c : {1.0, 1 - 1e-9, 0.9}) {
+    const double mixed = hsdp::div::shift_energy_two_chains(c, 8, big, 0.5, big, 2.0, 8, 8, 2.0, 0.0);
+    const double low = hsdp::div::shift_energy_epochs(c, 0.5, 8, 2 * big, 8, 8, 2.0, 0.0);
+    const double high = hsdp::div::shift_energy_epochs(c, 2.0, 8, 2 * big, 8, 8, 2.0, 0.0);
+    EXPECT_TRUE(std::isfinite(mixed));
+    EXPECT_GE(mixed, low * (1 - 1e-12));
+    EXPECT_LE(mixed, high * (1 + 1e-12));
+  }
+}
+
 }  // namespace
