@@ -639,6 +639,58 @@ TEST(ShuffledBatches, EarlierEpochTypesAgainstEverySequence) {
   EXPECT_GT(lower, 300);  // the average gains on most of them
 }
 
+// Affine steps (strong convexity = smoothness, unbounded): the same checks with each
+// sequence's exact Gaussian energy in place of the program's.
+TEST(ShuffledBatches, EarlierEpochTypesWithAffineSteps) {
+  int configurations = 0, lower = 0;
+  for (const bool kept : {false, true})
+    for (std::int64_t l : {1, 2, 3})
+      for (std::int64_t E : {2, 3, 4}) {
+        const std::int64_t L = kept ? l + 1 : l;
+        if (std::pow(static_cast<double>(L + 1), static_cast<double>(E)) > 2500) continue;
+        const std::int64_t b = 3, n = l * b + (kept ? 1 + (l % 2) : 2), t = E * L;
+        const std::int64_t J = E - 1;
+        for (double c : {0.95, 0.7}) {
+          const double eta = 1.0, s = 0.5, unit = 2.0 * eta;
+          auto run = smooth_run(hsdp::Sampling::shuffle, n, b, t, eta, s, 1.0 - c, 1.0 - c);
+          run.drop_last = !kept;
+          const auto seqs = all_sequences_typed(n, b, t, kept);
+          const double hw = kept ? 1.0 / b : 0.0, hs = kept ? 1.0 / static_cast<double>(n % b) : 1.0 / b;
+          const double q = kept ? static_cast<double>(n % b) / n : static_cast<double>(l * b) / n;
+          const auto finals = final_classes(n, b, L, L, kept);
+          auto affine = [&](const std::vector<double>& earlier, const FinalClass& fc) {
+            std::vector<double> x(static_cast<std::size_t>(J * L + L), 0.0);
+            for (std::int64_t e = 0; e < J; ++e) x[static_cast<std::size_t>(e * L + L - 1)] = earlier[static_cast<std::size_t>(e)];
+            if (fc.position) x[static_cast<std::size_t>(J * L + *fc.position - 1)] += fc.shift;
+            return std::sqrt(hsdp::div::shift_energy_affine(c, x)) * unit / s;
+          };
+          for (double eps : {0.0, 1.0, 3.0}) {
+            double exact = 0.0, formula = 0.0, last_only = 0.0;
+            for (const auto& sq : seqs)
+              exact += sq.probability * hsdp::div::theta(eps, std::sqrt(hsdp::div::shift_energy_affine(c, sq.shifts)) * unit / s);
+            for (std::int64_t m = 0; m <= J; ++m) {
+              std::vector<double> earlier(static_cast<std::size_t>(J), hw);
+              for (std::int64_t e = J - m; e < J; ++e) earlier[static_cast<std::size_t>(e)] = hs;
+              for (const auto& fc : finals) formula += binomial(J, q, m) * fc.weight * hsdp::div::theta(eps, affine(earlier, fc));
+            }
+            for (const auto& fc : finals)
+              last_only += fc.weight * hsdp::div::theta(eps, affine(std::vector<double>(static_cast<std::size_t>(J), hs), fc));
+            const auto at = si()->evaluate(run, hsdp::Query::at_epsilon(eps));
+            ASSERT_TRUE(at.applicable) << at.reason;
+            EXPECT_GE(*at.delta, exact * (1 - 1e-9)) << kept << " " << l << " " << E << " " << c << " " << eps;
+            EXPECT_GE(*at.delta, formula * (1 - 1e-9)) << kept << " " << l << " " << E << " " << c << " " << eps;
+            EXPECT_LE(*at.delta, formula * (1 + 3e-9) + 1e-300) << kept << " " << l << " " << E << " " << c;
+            EXPECT_LE(*at.delta, last_only * (1 + 3e-9) + 1e-300);
+            if (*at.delta < last_only * (1 - 1e-6)) ++lower;
+          }
+          EXPECT_NE(si()->note(run).find("affine steps"), std::string::npos);
+          ++configurations;
+        }
+      }
+  EXPECT_GT(configurations, 20);
+  EXPECT_GT(lower, 40);
+}
+
 // More strong-count values than classes: m is bucketed at quantiles (each bucket at its
 // largest m). Against the unbucketed average over every m (binomial weights by lgamma, the
 // class energies by the two-chain program, checked against the dense program at a few m).
@@ -647,9 +699,12 @@ TEST(ShuffledBatches, BucketedStrongCountAgainstEveryCount) {
   for (const Case& cs : {Case{41, 4, 300, false, 0.0, kInf}, Case{41, 4, 2000, true, 0.0, kInf},
                          Case{43, 4, 700, true, 0.02, kInf}, Case{103, 10, 400, false, 0.0, 30.0}}) {
     const std::int64_t l = cs.kept ? cs.n / cs.b + 1 : cs.n / cs.b, t = (cs.J + 1) * l;
-    const double eta = 1.0, s = 0.4, c = 1.0 - cs.lambda;
-    auto run = smooth_run(hsdp::Sampling::shuffle, cs.n, cs.b, t, eta, s, 1.0, cs.lambda, cs.D);
+    const double eta = 1.0, c = 1.0 - cs.lambda;
+    auto run = smooth_run(hsdp::Sampling::shuffle, cs.n, cs.b, t, eta, 1.0, 1.0, cs.lambda, cs.D);
     run.drop_last = !cs.kept;
+    // The noise that puts the worst case at mu = 4 (mu is proportional to 1/s): delta far from 0 and 1.
+    const double s = *detail(si()->evaluate(run, hsdp::Query::at_delta(1e-5)), "mu") / 4.0;
+    run.noise_std = hsdp::Schedule(s);
     const std::int64_t rp = cs.n % cs.b;
     const double hw = cs.kept ? 2.0 / cs.b : 0.0, hs = cs.kept ? 2.0 / static_cast<double>(rp) : 2.0 / cs.b;
     const double q = cs.kept ? static_cast<double>(rp) / cs.n : static_cast<double>(l * cs.b) / cs.n;
