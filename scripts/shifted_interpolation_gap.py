@@ -9,9 +9,11 @@ and shifted-interpolation's epsilon over the exact epsilon of the same run (delt
 hsdp.audit_exact, opposite pair), and splits the gap into a chain of intermediate values,
 each an average of delta over position sequences computed here independently with numpy:
 
-  R0  the shipped structure: earlier epochs at their worst (the record in their last batch, the
-      largest shift), delta averaged over the last epoch's position; the lemma's exact program
-      (a taut string, the same as div::shift_energy) at the run's contraction factor c.
+  R0  the shipped structure: delta averaged over the last epoch's position and over the earlier
+      epochs' batch types (read or not; in the partial batch or not), each count of the larger
+      type placed last (b | n: earlier epochs at their worst, the record in their last batch);
+      the lemma's exact program (a taut string, the same as div::shift_energy) at the run's
+      contraction factor c.
       R0 / printed shows what closed forms and bucketing lose (1: nothing).
   R1  delta averaged over EVERY epoch's position (all sequences; joint convexity).
   R2  as R1 at the instance's contraction 1 - eta lambda instead of the run's
@@ -128,26 +130,39 @@ def sequences(order, n, b, T):
 
 
 def shipped_structure(order, n, b, T, c):
-    """R0: earlier epochs all-last with the epoch's largest shift, last epoch averaged."""
+    """R0: the last epoch's position averaged; the earlier epochs averaged by type when an epoch
+    can carry two shifts (drop-last with records left out: read or not; partial batch kept: in
+    it or not), each count m ~ Binomial(J, q) of strong epochs placed last (every epoch's shift
+    at its last step); otherwise every earlier epoch at its worst (all-last, largest shift)."""
     opts = epoch_options(order, n, b)
     L = max(o[0] for o in opts)
     J = (T - 1) // L
     r = T - J * L
     worst = max(h for _, _, h in opts)
-    base = [0.0] * T
-    for e in range(J):
-        base[e * L + L - 1] = worst
+    if order == "kept":
+        q, weak = (n % b) / n, 1.0 / b
+    else:
+        q, weak = (n // b) * b / n, 0.0
+    if J == 0 or q >= 1:
+        counts = [(J, 1.0)]
+    else:
+        counts = [(m, math.comb(J, m) * q ** m * (1 - q) ** (J - m)) for m in range(J + 1)]
     ws, es = [], []
-    for j, p, h in opts:
-        if j <= r:
-            s = list(base)
-            s[J * L + j - 1] = h
-            ws.append(p)
-            es.append(program_energy(c, s))
-    absent = 1.0 - sum(ws)
-    if absent > 1e-12:
-        ws.append(absent)
-        es.append(program_energy(c, base))
+    for m, pm in counts:
+        base = [0.0] * T
+        for e in range(J):
+            base[e * L + L - 1] = worst if e >= J - m else weak
+        used = 0.0
+        for j, p, h in opts:
+            if j <= r:
+                s = list(base)
+                s[J * L + j - 1] = h
+                ws.append(pm * p)
+                es.append(program_energy(c, s))
+                used += p
+        if 1.0 - used > 1e-12:
+            ws.append(pm * (1.0 - used))
+            es.append(program_energy(c, base))
     return ws, es
 
 

@@ -31,7 +31,7 @@ ETA = 1.98 / BETA
 RADIUS = 100.0
 P = D + 1
 DELTA = 1e-5
-S = 0.6204521327                      # the noise std make_private_with_epsilon calibrates for eps = 1
+S = 0.6186117348                      # the noise std make_private_with_epsilon calibrates for eps = 1
 
 
 def data(scaled=True):
@@ -481,7 +481,7 @@ def test_resume_refusals():
     edited["ledger"][2]["noise_std"] = 100 * S
     with pytest.raises(ValueError, match="chain is broken at entry 3"):
         again(first.model).load_state_dict(edited)
-    with pytest.raises(ValueError, match=r"noise_std = 0.1 differs from the earlier engine's 0.62045"):
+    with pytest.raises(ValueError, match=r"noise_std = 0.1 differs from the earlier engine's 0.61861"):
         ht.PrivacyEngine(first.model, x, y, loss="logistic", batch_size=B, noise_std=0.1, record_norm=L,
                          radius=RADIUS).load_state_dict(state)
     with pytest.raises(ValueError, match=r"batch_size 32, earlier 64"):

@@ -29,6 +29,9 @@
 //                output pair is a mixture of the fixed-order pairs, so by joint convexity of
 //                E_gamma delta(eps) is at most the average over the record's last-epoch
 //                position of the worst case given that position (the "position average").
+//                When an epoch can carry two shift sizes (records left out; the partial
+//                batch kept) the earlier epochs are averaged too, by type: m ~ Bin(J, q)
+//                strong epochs, placed last (their worst arrangement).
 // The reported bound is never above the composition of the same steps (the allocation
 // a_k = s_k is feasible, so E <= sum_k s_k^2).
 // Affine steps (lambda = beta, no projection, clip or noise grid; docs "Affine steps"): every
@@ -294,10 +297,16 @@ Solution solve(const Run& run) {
 // over windows of shift_energy_epochs. The average is not used when the order is known, nor
 // under add/remove with the partial batch kept (two shifts per epoch: only the worst case is
 // derived).
+// Earlier epochs by type (docs, section 7): when an earlier epoch can carry two different
+// shifts -- drop-last with records left out (h or none) or the partial batch kept (h_r or h) --
+// each earlier epoch is independently "strong" (the larger shift, probability q) or "weak";
+// given the number m of strong epochs, the m strong epochs last dominate every arrangement
+// (exchange + delay lemma), m ~ Binomial(J, q), and E is non-decreasing in m: m is bucketed.
 struct ShuffleClass {
   double weight = 0.0;
   double energy = kInf;
   std::int64_t position = 0;  // last-epoch position (upper end of its bucket); 0: absent
+  std::int64_t strong = 0;    // strong earlier epochs (upper end of its bucket)
 };
 
 struct ShuffleBound {
@@ -306,11 +315,160 @@ struct ShuffleBound {
   std::int64_t worst_window = 0;  // steps of its best window (t: from W_0)
   bool averaged = false;          // the reported bound is the position average (classes)
   std::vector<ShuffleClass> classes;
+  std::int64_t last_epoch_classes = 0;     // position_classes
+  std::int64_t earlier_epoch_classes = 0;  // buckets of m (0: earlier epochs at their worst)
+  double strong_probability = 1.0;         // q
 };
 
 // At most this many last-epoch classes: larger l are bucketed, each bucket bounded by its
 // last position (E is non-decreasing in the position, delay lemma).
 constexpr std::int64_t kShuffleClasses = 128;
+// Classes of the earlier epochs' strong count m: at most max(kStrongMin, kClassBudget / (last
+// epoch classes)), and at most kStrongMax.
+constexpr std::int64_t kClassBudget = 1024, kStrongMin = 8, kStrongMax = 64;
+// Blocks of consecutive m whose probabilities are bounded together when the binomial's range
+// is wider than this (each block by its width times its largest probability).
+constexpr std::int64_t kBinomialBlocks = 100000;
+
+/// log(n!) - log(sqrt(2 pi n) (n/e)^n) (Loader's stirlerr), long double.
+long double stirling_error(long double n) {
+  if (n <= 15.0L) {
+    if (n == 0.0L) return 0.0L;  // unused (the end points are handled apart)
+    return std::lgamma(n + 1.0L) - (n + 0.5L) * std::log(n) + n - 0.5L * std::log(2.0L * 3.14159265358979323846264338327950288L);
+  }
+  const long double nn = n * n;
+  constexpr long double S0 = 1.0L / 12, S1 = 1.0L / 360, S2 = 1.0L / 1260, S3 = 1.0L / 1680, S4 = 1.0L / 1188;
+  if (n > 500) return (S0 - S1 / nn) / n;
+  if (n > 80) return (S0 - (S1 - S2 / nn) / nn) / n;
+  if (n > 35) return (S0 - (S1 - (S2 - S3 / nn) / nn) / nn) / n;
+  return (S0 - (S1 - (S2 - (S3 - S4 / nn) / nn) / nn) / nn) / n;
+}
+
+/// x log(x / m) + m - x without cancellation (Loader's bd0).
+long double deviance(long double x, long double m) {
+  if (std::abs(x - m) < 0.1L * (x + m)) {
+    long double v = (x - m) / (x + m), s = (x - m) * v, ej = 2 * x * v;
+    v = v * v;
+    for (int j = 1; j < 1000; ++j) {
+      ej *= v;
+      const long double s1 = s + ej / (2 * j + 1);
+      if (s1 == s) return s1;
+      s = s1;
+    }
+    return s;
+  }
+  return x * std::log(x / m) + m - x;
+}
+
+/// P(Binomial(J, q) = m), q = k/n, by Loader's saddle-point form (relative error ~1e-16 for
+/// every J up to 2^63, where lgamma differences would lose everything).
+long double binomial_pmf(std::int64_t m, std::int64_t J, std::int64_t k, std::int64_t n) {
+  const long double q = static_cast<long double>(k) / static_cast<long double>(n);
+  const long double p = static_cast<long double>(n - k) / static_cast<long double>(n);
+  const long double Jl = static_cast<long double>(J), x = static_cast<long double>(m);
+  if (m == 0) return std::exp(Jl * std::log(p));
+  if (m == J) return std::exp(Jl * std::log(q));
+  const long double lc = stirling_error(Jl) - stirling_error(x) - stirling_error(Jl - x) -
+                         deviance(x, Jl * q) - deviance(Jl - x, Jl * p);
+  const long double lf = std::log(2.0L * 3.14159265358979323846264338327950288L) + std::log(x) +
+                         std::log1p(-x / Jl);
+  return std::exp(lc - 0.5L * lf);
+}
+
+struct StrongClass {
+  std::int64_t top;  // the bucket's largest m: its bound
+  double weight;     // >= the probability of every m the bucket covers
+};
+
+/// Buckets of m ~ Binomial(J, k/n), each with a weight at least its probability. The range
+/// mode +- (10 sd + 30) is split into at most `buckets` buckets at quantiles (uniform, then
+/// geometric towards the top, where each bucket's bound is loosest); the mass below the range
+/// joins the first bucket, the mass above it is a class of its own at m = J (geometric tail
+/// bounds, the pmf ratio being decreasing in m). Each upper set of buckets gets at least its
+/// probability and the weights sum to 1 (the excess taken from the lowest buckets).
+std::vector<StrongClass> strong_epoch_classes(std::int64_t J, std::int64_t k, std::int64_t n,
+                                              std::int64_t buckets) {
+  const long double q = static_cast<long double>(k) / static_cast<long double>(n);
+  const long double p = static_cast<long double>(n - k) / static_cast<long double>(n);
+  const long double odds = static_cast<long double>(k) / static_cast<long double>(n - k);
+  const long double Jl = static_cast<long double>(J);
+  const std::int64_t mode = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::floor((Jl + 1.0L) * q)), 0, J);
+  const long double sd = std::sqrt(Jl * q * p);
+  const long double reach = std::ceil(10.0L * sd + 30.0L);
+  const std::int64_t lo = reach >= static_cast<long double>(mode) ? 0 : mode - static_cast<std::int64_t>(reach);
+  const std::int64_t hi = reach >= static_cast<long double>(J - mode) ? J : mode + static_cast<std::int64_t>(reach);
+  // Blocks of width w; each bounded by w x its largest probability (the pmf is unimodal with
+  // its maximum at `mode`): exact when w = 1.
+  const std::int64_t range = hi - lo + 1;
+  const std::int64_t w = (range + kBinomialBlocks - 1) / kBinomialBlocks;
+  struct Block { std::int64_t top; long double mass; };
+  std::vector<Block> blocks;
+  long double total = 0.0L;
+  for (std::int64_t a = lo; a <= hi; a += w) {
+    const std::int64_t b = std::min(hi, a + (w - 1));
+    const long double mass = static_cast<long double>(b - a + 1) * binomial_pmf(std::clamp(mode, a, b), J, k, n);
+    blocks.push_back({b, mass});
+    total += mass;
+    if (b == hi) break;
+  }
+  // Tails: beyond hi the pmf ratio (J - m) odds / (m + 1) keeps falling, so the tail is at most
+  // a geometric series from pmf(hi); below lo likewise with m / ((J - m + 1) odds).
+  auto tail = [](long double at, long double ratio) {
+    return ratio < 1.0L ? at * ratio / (1.0L - ratio) : 1.0L;
+  };
+  const long double upper = hi == J ? 0.0L
+      : tail(binomial_pmf(hi, J, k, n), static_cast<long double>(J - hi) * odds / static_cast<long double>(hi + 1));
+  const long double lower = lo == 0 ? 0.0L
+      : tail(binomial_pmf(lo, J, k, n), static_cast<long double>(lo) / (static_cast<long double>(J - lo + 1) * odds));
+  // The long-double sums of at most 1e5 terms: 1e-12 relative covers their rounding.
+  constexpr long double kUp = 1.0L + 1e-12L;
+  std::vector<StrongClass> out;
+  if (static_cast<std::int64_t>(blocks.size()) <= buckets) {
+    for (const auto& bl : blocks) out.push_back({bl.top, static_cast<double>(bl.mass * kUp)});
+  } else {
+    // Cumulative levels: half the buckets uniform up to 1 - 1/h, the rest halving the top mass.
+    const std::int64_t half = std::max<std::int64_t>(1, buckets / 2);
+    std::vector<long double> levels;
+    for (std::int64_t i = 1; i < half; ++i) levels.push_back(static_cast<long double>(i) / half);
+    long double top = 1.0L / half;
+    for (std::int64_t i = half; i < buckets - 1; ++i) {
+      top /= 2;
+      levels.push_back(1.0L - top);
+    }
+    long double cum = 0.0L, mass = 0.0L;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      cum += blocks[i].mass;
+      mass += blocks[i].mass;
+      bool close = i + 1 == blocks.size();
+      while (next < levels.size() && cum >= levels[next] * total) {
+        close = true;
+        ++next;
+      }
+      if (close) {
+        out.push_back({blocks[i].top, static_cast<double>(mass * kUp)});
+        mass = 0.0L;
+      }
+    }
+  }
+  out.front().weight += static_cast<double>(lower * kUp);
+  if (upper > 0.0L) out.push_back({J, static_cast<double>(upper * kUp)});
+  // Every weight is >= its buckets' probability, so the weight of every upper set of buckets
+  // (m above a cut) is >= its probability; the excess over 1 (the blocks' bounds, the rounding
+  // allowance) is taken from the lowest buckets, which keeps that true for every cut with the
+  // total 1 (stochastic dominance: E is non-decreasing in m, so the average does not drop).
+  long double excess = -1.0L;
+  for (const auto& c : out) excess += c.weight;
+  for (auto& c : out) {
+    if (excess <= 0.0L) break;
+    const long double take = std::min<long double>(c.weight, excess);
+    c.weight = static_cast<double>(static_cast<long double>(c.weight) - take);
+    excess -= take;
+  }
+  std::erase_if(out, [](const StrongClass& c) { return c.weight <= 0.0; });
+  return out;
+}
 
 std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
   static std::mutex mutex;
@@ -336,6 +494,14 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
   out->J = J;
   out->r = r;
   out->averaged = average;
+  // Earlier epochs' types (docs, section 7): strong with probability k/n. Drop-last with
+  // records left out: read (h, at its last step) in k = l b of n, else not read (0). Partial
+  // batch kept: in the partial batch (h_r, at the last step) in k = r_p of n, else in a full
+  // batch (h, dominated by h at the last step). Under add/remove (drop-last only, neighbours.md)
+  // the read probability is l b/n or l b/(n + 1) <= l b/n: the binomial with k/n dominates.
+  const std::int64_t k = ep.r > 0 ? ep.r : l * run.batch_size;
+  const double h_weak = ep.r > 0 ? h_full : 0.0, h_strong = h_worst;
+  const bool types = average && J >= 1 && k < n;
   // Windows: from W_0 (gap 0, all J earlier epochs) and, with a bounded domain, from a gap D
   // at the start of each of the last J' + 1 epochs (all J' <= 64, then a ratio-1.15 grid).
   struct Window { std::int64_t epochs; double gap; };
@@ -344,17 +510,22 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
     for (double j = 0; j < static_cast<double>(J); j = j < 64 ? j + 1 : std::floor(j * 1.15))
       windows.push_back({static_cast<std::int64_t>(j), st.D});
   }
-  auto energy = [&](std::optional<std::int64_t> position, double final_shift, std::int64_t* window) {
+  // The class's dominating sequence: m strong earlier epochs last, J - m weak before them (a
+  // window of the last J' epochs sees min(m, J') strong ones), then the last epoch's class.
+  auto energy = [&](std::int64_t m, std::optional<std::int64_t> position, double final_shift,
+                    std::int64_t* window) {
     if (st.affine) {
       // Affine steps (no windows: an unbounded domain): the exact Gaussian energy of the
       // class's dominating sequence. Delaying or adding shift mass never lowers
       // sum_k c^{t-k} s_k (c >= 0), so the class is still dominated by it (docs).
       if (window) *window = st.t;
-      return div::shift_energy_epochs_affine(st.c, h_worst, l, J, r, position, final_shift);
+      return div::shift_energy_two_chains_affine(st.c, l, J - m, h_weak, m, h_strong, r, position, final_shift);
     }
     double best = kInf;
     for (const auto& w : windows) {
-      const double e = div::shift_energy_epochs(st.c, h_worst, l, w.epochs, r, position, final_shift, w.gap);
+      const std::int64_t strong = std::min(m, w.epochs);
+      const double e = div::shift_energy_two_chains(st.c, l, w.epochs - strong, h_weak, strong, h_strong, r,
+                                                    position, final_shift, w.gap);
       if (e < best) {
         best = e;
         if (window) *window = w.epochs * l + r;
@@ -367,33 +538,69 @@ std::shared_ptr<const ShuffleBound> shuffle_bound(const Run& run) {
   // change under add/remove, only when that step is run: r = l).
   const bool partial_at_end = ep.r > 0;
   auto shift_at = [&](std::int64_t j) { return partial_at_end && j == l ? h_partial : h_full; };
-  out->worst = energy(r, r == l ? h_worst : h_full, &out->worst_window);
+  out->worst = energy(J, r, r == l ? h_worst : h_full, &out->worst_window);
   if (!average) return out;  // not cached: cheap (one class)
+  // The last epoch's classes: full-batch positions 1..f (bucketed), the partial batch at l,
+  // and absent.
+  struct Final { double weight; std::optional<std::int64_t> position; double shift; };
+  std::vector<Final> finals;
   const double per_position = static_cast<double>(run.batch_size) / static_cast<double>(n);
-  // Full-batch positions 1..f of the last epoch (bucketed), then the partial batch at l.
   const std::int64_t f = partial_at_end ? std::min(r, l - 1) : r;
   const std::int64_t buckets = std::min<std::int64_t>(f, kShuffleClasses);
   std::int64_t done = 0;
   double used = 0.0;
-  for (std::int64_t k = 1; k <= buckets; ++k) {
+  for (std::int64_t i = 1; i <= buckets; ++i) {
     // Positions done+1 .. upper, bounded by the upper end.
-    const std::int64_t upper = k == buckets ? f : (f * k) / buckets;
+    const std::int64_t upper = i == buckets ? f : (f * i) / buckets;
     if (upper <= done) continue;
     const double w = static_cast<double>(upper - done) * per_position;
-    out->classes.push_back({w, energy(upper, h_full, nullptr), upper});
+    finals.push_back({w, upper, h_full});
     used += w;
     done = upper;
   }
   if (partial_at_end && r == l) {
     const double w = static_cast<double>(ep.r) / static_cast<double>(n);
-    out->classes.push_back({w, energy(l, shift_at(l), nullptr), l});
+    finals.push_back({w, l, shift_at(l)});
     used += w;
   }
   // Not read in the last epoch: what is left (>= 0 up to rounding).
   const double absent = 1.0 - used;
   // A rounding residue (below 1e-12: its delta is the smallest of all classes, so leaving it
   // out changes the average by less than 1e-12 relative, inside round_up's 1e-9).
-  if (absent > 1e-12) out->classes.push_back({absent, energy(std::nullopt, 0.0, nullptr), 0});
+  if (absent > 1e-12) finals.push_back({absent, std::nullopt, 0.0});
+  out->last_epoch_classes = static_cast<std::int64_t>(finals.size());
+  std::vector<StrongClass> strong{{J, 1.0}};
+  if (types) {
+    const std::int64_t cap = std::clamp<std::int64_t>(kClassBudget / out->last_epoch_classes, kStrongMin, kStrongMax);
+    strong = strong_epoch_classes(J, k, n, cap);
+    out->earlier_epoch_classes = static_cast<std::int64_t>(strong.size());
+    out->strong_probability = static_cast<double>(k) / static_cast<double>(n);
+  }
+  for (const auto& sc : strong)
+    for (const auto& fc : finals)
+      out->classes.push_back({sc.weight * fc.weight, energy(sc.top, fc.position, fc.shift, nullptr),
+                              fc.position.value_or(0), sc.top});
+  if (types) {
+    // Classes whose energies agree to 1e-9 relative are merged at the larger (fewer terms per
+    // delta; mu moves by at most 5e-10 relative).
+    auto& cl = out->classes;
+    std::sort(cl.begin(), cl.end(), [](const ShuffleClass& a, const ShuffleClass& b) { return a.energy < b.energy; });
+    std::vector<ShuffleClass> merged;
+    double group_min = 0.0;
+    for (const auto& c : cl) {
+      if (!merged.empty() && c.energy <= group_min * (1 + 1e-9)) {
+        // The group is bounded by its largest energy (c's: sorted).
+        merged.back().weight += c.weight;
+        merged.back().energy = c.energy;
+        merged.back().position = c.position;
+        merged.back().strong = c.strong;
+      } else {
+        merged.push_back(c);
+        group_min = c.energy;
+      }
+    }
+    cl = std::move(merged);
+  }
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() > 32) cache.clear();
   cache[key] = out;
@@ -593,7 +800,12 @@ std::vector<Detail> shuffle_details(const Run& run, const Setting& st, const Que
   } else if (query.epsilon) {
     out.push_back({"worst_case_delta", delta_upper(div::log_theta(*query.epsilon, mu))});
   }
-  out.push_back({"position_classes", static_cast<double>(sb->classes.size())});
+  out.push_back({"position_classes", static_cast<double>(sb->last_epoch_classes)});
+  if (sb->earlier_epoch_classes > 0) {
+    // The earlier epochs averaged by type (docs, section 7): buckets of the strong count m.
+    out.push_back({"earlier_epoch_classes", static_cast<double>(sb->earlier_epoch_classes)});
+    out.push_back({"strong_epoch_probability", sb->strong_probability});
+  }
   // Epochs that read the record (at most once each), each with its worst class's shifts:
   // the composition baseline.
   const double reads = static_cast<double>(sb->J + 1);
@@ -718,6 +930,12 @@ class ShiftedInterpolation final : public Analysis {
       if (shuffled_epoch(run).every_last > 0)
         return affine + "shuffled batches, add/remove with the partial last batch kept: the worst position "
                         "sequence (the position average is not derived here)";
+      if (shuffle_bound(run)->earlier_epoch_classes > 0)
+        return affine +
+               "shuffled batches: delta averaged over the record's position in the last epoch and over "
+               "the earlier epochs' batch types (read or not, or in the partial batch or not; each count "
+               "at its worst arrangement) -- assumes a uniformly random permutation per epoch, kept "
+               "secret (a known order: worst_case_*)";
       return affine +
              "shuffled batches: worst case over the earlier epochs (the record in their last "
              "batch), delta averaged over its position in the last epoch -- assumes a uniformly "

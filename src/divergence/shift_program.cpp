@@ -134,13 +134,15 @@ namespace {
 
 /// The points of the program for epoch-structured shifts, with exact differences: U_k and
 /// W_k are never formed and subtracted; the rise and the run between two points are
-/// summed directly (geometric sums), so no cancellation enters the energy.
+/// summed directly (geometric sums), so no cancellation enters the energy. Two chains: epochs
+/// 1..J1 shift by h1 at their last step, epochs J1+1..J1+J2 by h2 (one chain: J1 = 0).
 class EpochShifts {
  public:
-  EpochShifts(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
-              std::optional<std::int64_t> final_position, double final_shift, double gap)
-      : c_(c), h_(h), h_final_(final_shift), gap_(gap), l_(l), J_(J), S_(J * l + r),
-        final_(final_position ? std::optional<std::int64_t>(J * l + *final_position) : std::nullopt),
+  EpochShifts(double c, std::int64_t l, std::int64_t J1, double h1, std::int64_t J2, double h2,
+              std::int64_t r, std::optional<std::int64_t> final_position, double final_shift, double gap)
+      : c_(c), h1_(h1), h2_(h2), h_final_(final_shift), gap_(gap), l_(l), J1_(J1), J_(J1 + J2),
+        S_((J1 + J2) * l + r),
+        final_(final_position ? std::optional<std::int64_t>((J1 + J2) * l + *final_position) : std::nullopt),
         lc_(c < 1.0 ? std::log(static_cast<long double>(c)) : 0.0L) {}
 
   std::int64_t steps() const { return S_; }
@@ -166,20 +168,42 @@ class EpochShifts {
     const long double S = static_cast<long double>(S_);
     if (a == 0 && b >= 1) sum += power(S) * static_cast<long double>(gap_);
     const std::int64_t lo = a / l_ + 1, hi = std::min(J_, b / l_);
-    if (hi >= lo)
-      sum += static_cast<long double>(h_) * power(S - static_cast<long double>(hi * l_)) *
-             geometric(hi - lo + 1, l_);
+    // Epochs lo..hi shift at their last step: those <= J1 by h1, the rest by h2.
+    auto chain = [&](std::int64_t from, std::int64_t to, double h) {
+      if (to >= from && h > 0)
+        sum += static_cast<long double>(h) * power(S - static_cast<long double>(to * l_)) *
+               geometric(to - from + 1, l_);
+    };
+    chain(lo, std::min(hi, J1_), h1_);
+    chain(std::max(lo, J1_ + 1), hi, h2_);
     if (final_ && a < *final_ && *final_ <= b)
       sum += static_cast<long double>(h_final_) * power(S - static_cast<long double>(*final_));
     return sum;
   }
 
  private:
-  double c_, h_, h_final_, gap_;
-  std::int64_t l_, J_, S_;
+  double c_, h1_, h2_, h_final_, gap_;
+  std::int64_t l_, J1_, J_, S_;
   std::optional<std::int64_t> final_;
   long double lc_;
 };
+
+void check_epochs(double c, std::int64_t l, std::int64_t J1, double h1, std::int64_t J2, double h2,
+                  std::int64_t r, std::optional<std::int64_t> final_position, double final_shift) {
+  check_c(c);
+  if (std::isnan(final_shift) || final_shift < 0) fail("final_shift", final_shift, ">= 0");
+  if (std::isnan(h1) || h1 < 0) fail("h1", h1, ">= 0");
+  if (std::isnan(h2) || h2 < 0) fail("h", h2, ">= 0");
+  if (l < 1) fail("l", static_cast<double>(l), ">= 1");
+  if (J1 < 0) fail("J1", static_cast<double>(J1), ">= 0");
+  if (J2 < 0) fail("J", static_cast<double>(J2), ">= 0");
+  if (r < 1 || r > l) fail("r", static_cast<double>(r), fmt::format("in [1, l = {}]", l));
+  if (final_position && (*final_position < 1 || *final_position > r))
+    fail("final_position", static_cast<double>(*final_position), fmt::format("in [1, r = {}]", r));
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  if (J1 > kMax - J2 || J1 + J2 > (kMax - r) / l)
+    fail("J", static_cast<double>(J2), "such that (J1 + J) l + r fits in 64 bits");
+}
 
 }  // namespace
 
@@ -191,31 +215,34 @@ double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, s
 double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
                            std::optional<std::int64_t> final_position, double final_shift,
                            double initial_gap) {
-  check_c(c);
-  if (std::isnan(final_shift) || final_shift < 0) fail("final_shift", final_shift, ">= 0");
-  if (l < 1) fail("l", static_cast<double>(l), ">= 1");
-  if (J < 0) fail("J", static_cast<double>(J), ">= 0");
-  if (r < 1 || r > l) fail("r", static_cast<double>(r), fmt::format("in [1, l = {}]", l));
-  if (final_position && (*final_position < 1 || *final_position > r))
-    fail("final_position", static_cast<double>(*final_position), fmt::format("in [1, r = {}]", r));
-  if (std::isnan(h) || h < 0) fail("h", h, ">= 0");
+  return shift_energy_two_chains(c, l, 0, 0.0, J, h, r, final_position, final_shift, initial_gap);
+}
+
+double shift_energy_two_chains(double c, std::int64_t l, std::int64_t J1, double h1, std::int64_t J2,
+                               double h2, std::int64_t r, std::optional<std::int64_t> final_position,
+                               double final_shift, double initial_gap) {
+  check_epochs(c, l, J1, h1, J2, h2, r, final_position, final_shift);
   if (std::isnan(initial_gap) || initial_gap < 0) fail("initial_gap", initial_gap, ">= 0");
-  if (J > (std::numeric_limits<std::int64_t>::max() - r) / l)
-    fail("J", static_cast<double>(J), "such that J l + r fits in 64 bits");
   if (c == 0.0) {
     // Every gap is wiped by the next step: only a shift at the last step must be removed.
     const bool last = final_position && *final_position == r;
     return last ? final_shift * final_shift : 0.0;
   }
-  const EpochShifts sh(c, h, l, J, r, final_position, final_shift, initial_gap);
-  const std::int64_t S = sh.steps();
-  // Candidate vertices (indices into 0..S): the origin, the point before the first, second,
-  // next-to-last and last epoch shift (the chain between the first -- for l = 1 the second --
-  // and the last is concave: interior points lie above the chord of its ends), the point
-  // before the final shift, and the end.
+  const EpochShifts sh(c, l, J1, h1, J2, h2, r, final_position, final_shift, initial_gap);
+  const std::int64_t S = sh.steps(), J = J1 + J2;
+  // Candidate vertices (indices into 0..S): the origin, the end, the point before the final
+  // shift, and for each chain the points before its first, second, next-to-last and last
+  // shift. Inside a chain the points before the shifts are concave (equal shifts, discounted
+  // rise per discounted weight falling towards the end): an interior point lies above the
+  // chord of its neighbours and is no vertex of the minorant.
   std::vector<std::int64_t> idx{0, S};
-  for (std::int64_t e : {std::int64_t{1}, std::int64_t{2}, J - 1, J})
-    if (e >= 1 && e <= J) idx.push_back(e * l - 1);
+  auto chain_ends = [&](std::int64_t first, std::int64_t last) {
+    if (last < first) return;
+    for (std::int64_t e : {first, first + 1, last - 1, last})
+      if (e >= first && e <= last) idx.push_back(e * l - 1);
+  };
+  chain_ends(1, J1);
+  chain_ends(J1 + 1, J);
   if (sh.final_step()) idx.push_back(*sh.final_step() - 1);
   std::sort(idx.begin(), idx.end());
   idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
@@ -262,22 +289,19 @@ double shift_energy_affine(double c, std::span<const double> shifts) {
 
 double shift_energy_epochs_affine(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
                                   std::optional<std::int64_t> final_position, double final_shift) {
-  check_c(c);
-  if (std::isnan(final_shift) || final_shift < 0) fail("final_shift", final_shift, ">= 0");
-  if (std::isnan(h) || h < 0) fail("h", h, ">= 0");
-  if (l < 1) fail("l", static_cast<double>(l), ">= 1");
-  if (J < 0) fail("J", static_cast<double>(J), ">= 0");
-  if (r < 1 || r > l) fail("r", static_cast<double>(r), fmt::format("in [1, l = {}]", l));
-  if (final_position && (*final_position < 1 || *final_position > r))
-    fail("final_position", static_cast<double>(*final_position), fmt::format("in [1, r = {}]", r));
-  if (J > (std::numeric_limits<std::int64_t>::max() - r) / l)
-    fail("J", static_cast<double>(J), "such that J l + r fits in 64 bits");
+  return shift_energy_two_chains_affine(c, l, 0, 0.0, J, h, r, final_position, final_shift);
+}
+
+double shift_energy_two_chains_affine(double c, std::int64_t l, std::int64_t J1, double h1, std::int64_t J2,
+                                      double h2, std::int64_t r, std::optional<std::int64_t> final_position,
+                                      double final_shift) {
+  check_epochs(c, l, J1, h1, J2, h2, r, final_position, final_shift);
   if (c == 0.0) {
     // Only the last step's shift reaches W_S; its own noise is the whole variance.
     const bool last = final_position && *final_position == r;
     return last ? final_shift * final_shift : 0.0;
   }
-  const EpochShifts sh(c, h, l, J, r, final_position, final_shift, 0.0);
+  const EpochShifts sh(c, l, J1, h1, J2, h2, r, final_position, final_shift, 0.0);
   const long double gap = sh.rise(0, sh.steps()), weights = sh.run(0, sh.steps());
   return std::nextafter(static_cast<double>(gap * gap / weights * (1.0L + 1e-12L)), kInf);
 }
@@ -294,7 +318,7 @@ double shift_energy_cyclic_affine(double c, double h, std::int64_t l, std::int64
   // discounted sum as N epochs of l steps with a shift at the last step of each (EpochShifts
   // with J = N - 1, r = l, the final shift at l); the variance counts all S steps.
   const std::int64_t N = (S - 1) / l + 1;
-  const EpochShifts sh(c, h, l, N - 1, l, std::optional<std::int64_t>(l), h, 0.0);
+  const EpochShifts sh(c, l, 0, 0.0, N - 1, h, l, std::optional<std::int64_t>(l), h, 0.0);
   const long double gap = sh.rise(0, sh.steps());
   // sum_{i<S} c^{2i}
   const long double weights = sh.geometric(S, 2);

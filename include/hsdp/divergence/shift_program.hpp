@@ -65,6 +65,18 @@ double shift_energy_epochs(double c, double h, std::int64_t l, std::int64_t J, s
                            std::optional<std::int64_t> final_position, double final_shift,
                            double initial_gap);
 
+/// Two chains of epochs (docs/analyses/shifted-interpolation.md, "Shuffled batches", section
+/// 7: the earlier epochs averaged by type): S = (J1 + J2) l + r steps, initial gap b_0 >= 0, a
+/// shift of h1 at the last step of each of the first J1 whole epochs, h2 at the last step of
+/// each of the next J2, then (when final_position is given, 1..r) final_shift at step
+/// (J1 + J2) l + final_position. The value is shift_energy of that dense sequence, in O(1):
+/// the same vertex argument as shift_energy_epochs, per chain (each chain's points before its
+/// shifts are concave, so only the chain's end points can be vertices). h1 = 0 is allowed
+/// (epochs that do not read the record). Rounded up by 1e-12 relative.
+double shift_energy_two_chains(double c, std::int64_t l, std::int64_t J1, double h1, std::int64_t J2,
+                               double h2, std::int64_t r, std::optional<std::int64_t> final_position,
+                               double final_shift, double initial_gap);
+
 /// Affine steps (docs/analyses/shifted-interpolation.md, "Affine steps"): when every record's
 /// loss is lambda-strongly convex and lambda-smooth (Hessian lambda I: a quadratic
 /// (lambda/2)||w||^2 plus a linear term) and nothing projects, every step is
@@ -81,6 +93,12 @@ double shift_energy_affine(double c, std::span<const double> shifts);
 /// c^{S - J l - final_position})^2 / sum_{i<S} c^{2i}. Rounded up by 1e-12 relative.
 double shift_energy_epochs_affine(double c, double h, std::int64_t l, std::int64_t J, std::int64_t r,
                                   std::optional<std::int64_t> final_position, double final_shift);
+
+/// The affine energy of the two-chain structure of shift_energy_two_chains (no initial gap),
+/// O(1): (sum_k c^{S-k} s_k)^2 / sum_{i<S} c^{2i}. Rounded up by 1e-12 relative.
+double shift_energy_two_chains_affine(double c, std::int64_t l, std::int64_t J1, double h1, std::int64_t J2,
+                                      double h2, std::int64_t r, std::optional<std::int64_t> final_position,
+                                      double final_shift);
 
 /// The affine energy of cyclic batches at the worst position (the record read at the last
 /// step S and every l steps before it: N = (S - 1)/l + 1 reads), O(1):
