@@ -32,7 +32,8 @@
 // so it is in the declared class and every upper bound of the declared run must be >= its exact
 // value too. Audited: kappa = beta, kappa = 1/eta when lambda < 1/eta < beta (the step
 // w -> (1 - eta kappa) w erases all noise added before it), one kappa uniform in (lambda, beta)
-// (unbounded runs: all three; bounded: 1/eta if inside, else beta).
+// (unbounded runs: all three, every query and pair, up to 64 mixture atoms; bounded: 1/eta if
+// inside, else beta, eps at delta = 1e-3, the opposite pair).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
