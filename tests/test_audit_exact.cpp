@@ -282,6 +282,61 @@ TEST(AuditExact, StronglyConvexDenseStepsAgreeWithTheGaussianClosedForm) {
   for (const double eps : {0.0, 1.0, 2.0}) EXPECT_NEAR(audit::delta_at(a, eps), audit::delta_at(b, eps), 1e-11) << eps;
 }
 
+TEST(AuditExact, ContractionFactorZeroOrNegative) {
+  // eta lambda in [1, 2]: the regulariser's step w -> a w, a = 1 - eta lambda in [-1, 0], erases
+  // (a = 0) or flips (a < 0) the iterate. The kappa-instances of the property test
+  // (test_exact_property.cpp, kappa up to beta <= 2/eta) need these factors.
+  const double eta = 0.5, s = 0.3;
+  for (const double a : {0.0, -0.4, -1.0}) {
+    const double lambda = (1 - a) / eta;
+    // Full batch, unprojected: two Gaussians, means -+ sum_t (eta / b) a^{T-t} (b = n = 2, L = 1)
+    // and variance s^2 sum_t a^{2(T-t)}; at a = 0 only the last step's shift and noise remain.
+    for (const std::int64_t T : {1, 4, 5}) {
+      RunT run = hsdp::testing::smooth_run(Sampling::full, 2, 2, T, eta, s, lambda, lambda);
+      double m = 0, v = 0, p = 1;  // p = a^{T-t}, t = T down to 1
+      for (std::int64_t t = T; t >= 1; --t, p *= a) {
+        m += eta / 2 * p;
+        v += s * s * p * p;
+      }
+      const double r = 2 * std::abs(m) / std::sqrt(v);
+      if (a == 0.0) EXPECT_DOUBLE_EQ(r, 2 * eta / 2 / s);
+      const auto res = audit::exact(run, hsdp::Query::at_delta(1e-5), {std::nullopt, audit::Pair::opposite});
+      EXPECT_EQ(res.method, audit::Method::gaussian);
+      // a = -1, T even: the shifts cancel (r = 0), the record is invisible.
+      const double expected = r > 1e-12 ? gaussian_epsilon(r, 1e-5) : 0.0;
+      EXPECT_NEAR(res.epsilon, expected, 1e-9 + res.error) << "a " << a << " T " << T;
+    }
+    // Random batches: the grid propagation (dense steps) and the closed form, two independent
+    // computations of the same laws, agree to the grid's own error estimate (1025 points: the
+    // window is sized for a = 1, so a = 0 leaves ~7 points per noise std; 1e-3 relative).
+    for (const auto sampling : {Sampling::shuffle, Sampling::poisson}) {
+      RunT run = make_run(7, 4, 2, sampling, eta, s, kInf);
+      run.loss.strong_convexity = run.loss.smoothness.emplace(lambda);
+      const auto fine = audit::propagate(run, audit::Pair::opposite, 1025);
+      const auto coarse = audit::propagate(run, audit::Pair::opposite, 513);
+      const auto law = audit::read_law(run);
+      const auto [p, q] = audit::quadratic_laws(run, law, 1.0, -1.0);
+      for (const double eps : {0.0, 1.0, 3.0}) {
+        const double closed = audit::mixture_delta(p, q, eps).value, grid = audit::delta_at(fine, eps);
+        EXPECT_LE(std::abs(grid - closed), std::abs(grid - audit::delta_at(coarse, eps)) + 1e-12)
+            << hsdp::to_string(sampling) << " a " << a << " eps " << eps;
+        EXPECT_NEAR(grid, closed, 1e-3 * std::max(closed, 1e-3)) << hsdp::to_string(sampling) << " a " << a;
+      }
+    }
+    // Projected (the set [-D/2, D/2] is symmetric, so a w stays in it): 513 points against 1025.
+    RunT run = make_run(6, 4, 2, Sampling::shuffle, eta, 0.15, 1.0);
+    run.loss.strong_convexity = run.loss.smoothness.emplace(lambda);
+    const auto coarse = audit::exact(run, hsdp::Query::at_delta(1e-5), {513, audit::Pair::opposite});
+    const auto fine = audit::exact(run, hsdp::Query::at_delta(1e-5), {1025, audit::Pair::opposite});
+    EXPECT_LE(std::abs(coarse.epsilon - fine.epsilon), coarse.error) << "a " << a;
+    EXPECT_LT(coarse.error, 1e-3) << "a " << a;
+  }
+  // Beyond eta lambda = 2 the step expands: refused by name.
+  RunT run = make_run(7, 4, 2, Sampling::full, eta, s, kInf);
+  run.loss.strong_convexity = run.loss.smoothness.emplace(2.0 / eta * (1 + 1e-12));
+  EXPECT_THROW(audit::read_law(run), hsdp::InvalidArgument);
+}
+
 TEST(AuditExact, ProjectedStronglyConvexConvergesWithinTheStatedError) {
   // lambda > 0 with projection (dense steps): the value on 513 points against 2049 points.
   RunT run = make_run(6, 4, 2, Sampling::shuffle, 0.4, 0.15, 1.0);

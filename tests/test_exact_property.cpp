@@ -26,6 +26,14 @@
 // The strongly convex full-batch shifted-interpolation bound without projection is EXACT for
 // this instance (note (Q1) = the instance's mu): there bound / exact must be 1 up to the bound's
 // rounding up (1e-9) and root finding (1e-12), asserted as <= 1 + 1e-8.
+// The declared class's other members (docs/analyses/exact-property.md, "The class's other
+// members"): when beta > lambda, every record's loss (kappa/2) w^2 plus the same linear terms is
+// kappa-strongly convex (>= lambda) and kappa-smooth (<= beta) for every kappa in [lambda, beta],
+// so it is in the declared class and every upper bound of the declared run must be >= its exact
+// value too. Audited: kappa = beta, kappa = 1/eta when lambda < 1/eta < beta (the step
+// w -> (1 - eta kappa) w erases all noise added before it), one kappa uniform in (lambda, beta)
+// (unbounded runs: all three, every query and pair, up to 64 mixture atoms; bounded: 1/eta if
+// inside, else beta, eps at delta = 1e-3, the opposite pair).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -36,6 +44,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -134,11 +143,17 @@ struct Ratio {
   double min_multi = kInf;  // over runs of >= 2 steps (at one step most bounds are exact)
   std::int64_t count = 0;
   std::string where;  // the query, pair and run of the smallest ratio
+  std::string where_multi;  // the same for runs of >= 2 steps (kappa-instances)
 };
 
 struct Summary {
   std::int64_t instances = 0, comparisons = 0;
   std::map<std::pair<std::string, std::string>, Ratio> ratios;  // (analysis, policy)
+  // The class's other members (kappa-instances): comparisons, bound / exact(kappa) per (analysis,
+  // policy), and per policy the largest exact(kappa) / exact(lambda) (epsilon at delta, same pair).
+  std::int64_t kappa_instances = 0, kappa_comparisons = 0, kappa_skipped = 0;
+  std::map<std::pair<std::string, std::string>, Ratio> kappa_ratios;
+  std::map<std::string, std::pair<double, std::string>> kappa_gain;
   std::vector<std::string> violations;
   std::vector<std::string> si_not_exact;
   double si_full_worst = 1.0;  // largest bound/exact of the exact full-batch case
@@ -156,11 +171,33 @@ Run gridded(Run r) {
 // The analyses not derived on a grid (their reason says which step fails; docs/security.md).
 bool not_derived_on_grid(const std::string& name) { return name == "pabi-feldman"; }
 
-// The exact value of one query for one pair, as audit::ExactResult-like (value, error).
+// The exact value of one query for one pair, as audit::ExactResult-like (value, error), of the
+// lambda-instance (kappa empty) or of the kappa-instance.
 struct Exact {
   double value, error;
+  std::optional<double> kappa = std::nullopt;
   double lo() const { return std::isinf(error) ? 0.0 : std::max(0.0, value - error); }
 };
+
+// The kappa-instance: the same run with every record's loss (kappa/2) w^2 plus its linear term.
+Run with_curvature(Run r, double kappa) {
+  r.loss.strong_convexity = kappa;
+  r.loss.smoothness = kappa;
+  return r;
+}
+
+// The curvatures of the class's other members audited for a run with beta > lambda (none
+// otherwise): beta, 1/eta when strictly inside (lambda, beta), one uniform in (lambda, beta)
+// drawn from `rng` (a generator of its own, so the runs drawn stay the same). Constant eta.
+std::vector<double> class_kappas(const Run& run, std::mt19937_64& rng) {
+  const double lambda = run.loss.strong_convexity, beta = run.loss.smoothness.value_or(lambda);
+  const double eta = run.eta.max();
+  if (!(beta > lambda)) return {};
+  std::vector<double> k{beta};
+  if (lambda < 1.0 / eta && 1.0 / eta < beta) k.push_back(1.0 / eta);
+  k.push_back(lambda + (beta - lambda) * std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+  return k;
+}
 
 // Every upper bound that applies to the continuous run applies to the run on the grid (or is not
 // derived there and says so), is >= the continuous bound, within 1% of it, and >= the exact value.
@@ -207,12 +244,30 @@ void compare(const Instance& in, const Query& query, const std::vector<std::pair
     const double bound = query.delta ? *res.epsilon : *res.delta;
     for (const auto& [pair, ex] : exacts) {
       if (!std::isfinite(ex.value)) continue;
-      ++sum.comparisons;
+      ++(ex.kappa ? sum.kappa_comparisons : sum.comparisons);
       if (!(bound >= ex.lo())) {
         sum.violations.push_back(fmt::format(
             "{} ({}) = {:.10g} < exact {:.10g} - {:.3g}, pair {}, {}: {}", res.name, in.policy, bound, ex.value,
             ex.error, pair, query.delta ? fmt::format("delta = {}", *query.delta) : fmt::format("epsilon = {}", *query.epsilon),
             in.run.summary()));
+      }
+      if (ex.kappa) {  // another member of the class: the bound's ratio to it, nothing else
+        if (!(ex.value > 0)) continue;
+        auto& r = sum.kappa_ratios[{res.name, in.policy}];
+        if (bound / ex.value < r.min) {
+          r.min = bound / ex.value;
+          r.where = fmt::format("{} {} exact {:.6g} bound {:.6g}: {}", pair,
+                                query.delta ? fmt::format("delta={}", *query.delta) : fmt::format("eps={}", *query.epsilon),
+                                ex.value, bound, in.run.summary());
+        }
+        if (in.run.steps >= 2 && bound / ex.value < r.min_multi) {
+          r.min_multi = bound / ex.value;
+          r.where_multi = fmt::format("{} {} exact {:.6g} bound {:.6g}: {}", pair,
+                                      query.delta ? fmt::format("delta={}", *query.delta) : fmt::format("eps={}", *query.epsilon),
+                                      ex.value, bound, in.run.summary());
+        }
+        ++r.count;
+        continue;
       }
       if (ex.value > 0) {
         auto& r = sum.ratios[{res.name, in.policy}];
@@ -243,29 +298,70 @@ const std::vector<Query>& queries() {
   return q;
 }
 
-void check_unbounded(const Instance& in, Summary& sum) {
-  const auto law = audit::read_law(in.run);
+void check_unbounded(const Instance& in, Summary& sum, std::mt19937_64& kappa_rng) {
   // Poisson: the one-sided pair inside the class (L vs 0); otherwise 2L vs 0 (file comment).
   const double one_sided = in.run.sampling == Sampling::poisson ? 1.0 : 2.0;
-  const auto [op_p, op_q] = audit::quadratic_laws(in.run, law, 1.0, -1.0);
-  const auto [os_p, os_q] = audit::quadratic_laws(in.run, law, one_sided, 0.0);
+  using Laws = std::pair<audit::GaussianMixture, audit::GaussianMixture>;
+  struct Member {
+    std::optional<double> kappa;
+    Laws op, os;
+  };
+  std::vector<Member> members;
+  auto add = [&](const Run& run, std::optional<double> kappa) {
+    const auto law = audit::read_law(run);
+    // Cost: a member's mixture has up to 2^T atoms on random batches, where the lambda-instance
+    // of a convex run has T + 1; with 1 - eta kappa < 0 its E_gamma costs ~4x per step (2^T
+    // interleaved atoms: 4 s at T = 8). Members are audited up to 64 atoms (16 when 1 - eta kappa < 0).
+    if (kappa && law.atoms.size() > (1 - run.eta.max() * *kappa < 0 ? 16u : 64u)) {
+      ++sum.kappa_skipped;
+      return;
+    }
+    members.push_back({kappa, audit::quadratic_laws(run, law, 1.0, -1.0),
+                       audit::quadratic_laws(run, law, one_sided, 0.0)});
+    if (kappa) ++sum.kappa_instances;
+  };
+  add(in.run, std::nullopt);
+  for (const double kappa : class_kappas(in.run, kappa_rng)) add(with_curvature(in.run, kappa), kappa);
   for (const auto& q : queries()) {
     std::vector<std::pair<std::string, Exact>> ex;
-    for (const auto& [name, p, qq] : {std::tuple{"opposite", &op_p, &op_q}, std::tuple{"one-sided", &os_p, &os_q}}) {
-      const auto c = q.delta ? audit::mixture_epsilon(*p, *qq, *q.delta) : audit::mixture_delta(*p, *qq, *q.epsilon);
-      ex.emplace_back(name, Exact{c.value, c.error});
-    }
+    for (const auto& m : members)
+      for (const auto& [name, laws] : {std::pair{"opposite", &m.op}, std::pair{"one-sided", &m.os}}) {
+        const auto& [p, qq] = *laws;
+        const auto c = q.delta ? audit::mixture_epsilon(p, qq, *q.delta) : audit::mixture_delta(p, qq, *q.epsilon);
+        ex.emplace_back(m.kappa ? fmt::format("{}, kappa = {:.6g}", name, *m.kappa) : std::string(name),
+                        Exact{c.value, c.error, m.kappa});
+        // How much worse the class's worst audited member is than the lambda-instance.
+        if (m.kappa && q.delta && ex.front().second.value > 1e-3 && ex.size() % 2 == 1) {
+          auto& g = sum.kappa_gain[in.policy];
+          const double ratio = c.value / ex.front().second.value;
+          if (ratio > g.first)
+            g = {ratio, fmt::format("delta={} exact(lambda) {:.6g} exact(kappa = {:.6g}) {:.6g}: {}", *q.delta,
+                                    ex.front().second.value, *m.kappa, c.value, in.run.summary())};
+        }
+      }
     compare(in, q, ex, sum);
   }
 }
 
 void check_bounded(const Instance& in, Summary& sum, std::int64_t grid) {
+  // One other member of the class when beta > lambda: kappa = 1/eta if inside, else beta.
+  std::optional<double> kappa;
+  const double lambda = in.run.loss.strong_convexity, beta = in.run.loss.smoothness.value_or(lambda);
+  const double eta = in.run.eta.max();
+  if (beta > lambda) kappa = lambda < 1.0 / eta && 1.0 / eta < beta ? 1.0 / eta : beta;
+  if (kappa) ++sum.kappa_instances;
   // Two of the four queries (each is a propagation on two grids per pair).
   for (const auto& q : {queries()[1], queries()[2]}) {
     std::vector<std::pair<std::string, Exact>> ex;
     for (const auto pair : {audit::Pair::opposite, audit::Pair::sec4}) {
       const auto r = audit::exact(in.run, q, {grid, pair});
       ex.emplace_back(std::string(audit::to_string(pair)), Exact{r.value(), r.error});
+      // One query and pair (each member costs two dense propagations).
+      if (kappa && q.delta && pair == audit::Pair::opposite) {
+        const auto rk = audit::exact(with_curvature(in.run, *kappa), q, {grid, pair});
+        ex.emplace_back(fmt::format("{}, kappa = {:.6g}", audit::to_string(pair), *kappa),
+                        Exact{rk.value(), rk.error, kappa});
+      }
     }
     compare(in, q, ex, sum);
   }
@@ -280,6 +376,16 @@ std::string table(const Summary& sum) {
                        r.min_multi, r.where);
   out += fmt::format("shifted-interpolation, full batch, unbounded (exact): largest bound/exact - 1 = {:.3g}\n",
                      sum.si_full_worst - 1);
+  out += fmt::format(
+      "the class's other members: {} kappa-instances ({} skipped: > 64 atoms, or > 16 with 1 - eta kappa < 0), {} comparisons; "
+      "min bound / exact(kappa)\n",
+      sum.kappa_instances, sum.kappa_skipped, sum.kappa_comparisons);
+  for (const auto& [key, r] : sum.kappa_ratios)
+    out += fmt::format("{:<24} {:<8} {:>6} {:>13.10g} {:>13.10g}  at {}\n{:>24} T >= 2 at {}\n", key.first, key.second,
+                       r.count, r.min, r.min_multi, r.where, "", r.where_multi);
+  out += "largest exact(kappa) / exact(lambda), epsilon at delta, same pair (unbounded runs)\n";
+  for (const auto& [policy, g] : sum.kappa_gain)
+    out += fmt::format("  {:<8} {:.4g}  at {}\n", policy, g.first, g.second);
   out += fmt::format("on the noise grid (slack {}): largest bound(grid) / bound(continuous) - 1\n", kGridSlack);
   for (const auto& [name, r] : sum.grid_ratio) out += fmt::format("  {:<24} {:>6} {:.3g}\n", name, r.second, r.first - 1);
   return out;
@@ -287,12 +393,13 @@ std::string table(const Summary& sum) {
 
 TEST(ExactProperty, EveryLastIterateUpperBoundIsAtLeastTheExactValue) {
   std::mt19937_64 rng(0x5eed2024);
+  std::mt19937_64 kappa_rng(0x6b617070);  // the uniform kappas: the runs drawn stay the same
   Summary sum;
   const Sampling policies[] = {Sampling::full, Sampling::cyclic, Sampling::shuffle, Sampling::fixed, Sampling::poisson};
   // Unbounded: closed form, cheap.
   for (const auto s : policies)
     for (int i = 0; i < 24; ++i) {
-      check_unbounded(draw(rng, s, false), sum);
+      check_unbounded(draw(rng, s, false), sum, kappa_rng);
       ++sum.instances;
     }
   // Bounded: the grid (both pairs, two queries each).
@@ -308,9 +415,11 @@ TEST(ExactProperty, EveryLastIterateUpperBoundIsAtLeastTheExactValue) {
     ADD_FAILURE() << "shifted-interpolation, full batch, unbounded, is exact for this instance, but " << v;
   // Every policy was compared with at least one analysis.
   for (const auto s : policies) {
-    bool seen = false;
+    bool seen = false, seen_kappa = false;
     for (const auto& [key, r] : sum.ratios) seen = seen || key.second == hsdp::to_string(s);
+    for (const auto& [key, r] : sum.kappa_ratios) seen_kappa = seen_kappa || key.second == hsdp::to_string(s);
     EXPECT_TRUE(seen) << hsdp::to_string(s);
+    EXPECT_TRUE(seen_kappa) << hsdp::to_string(s) << ": no kappa-instance compared";
   }
 }
 
