@@ -42,6 +42,7 @@
 #include "hsdp/random/csprng.hpp"
 #include "hsdp/train/trainer.hpp"
 #include "train/sampler.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -533,8 +534,13 @@ TEST(NeighboursExact, EveryIterateRandomOrdersTwoSteps) {
 
 TEST(NeighboursExact, LastIterateEveryOrder) {
   Tally t;
+  // Under the sanitizers (hsdp::testing::keep_cell) one lambda per (adjacency, shape),
+  // alternating: every shape still runs under both adjacencies, linear under one and strongly
+  // convex under the other. The sanitizers check memory and undefined behaviour on these paths; the
+  // Release build checks the values on all 36 cells.
   for (const Adjacency a : {Adjacency::replace, Adjacency::remove}) {
     for (const double lambda : {0.0, 0.3}) {
+      std::size_t shape = 0;
       for (const Shape sh : {Shape{Sampling::full, 4, 4, 6, true, 0.3, lambda},
                              Shape{Sampling::cyclic, 4, 2, 6, true, 0.6, lambda},
                              Shape{Sampling::shuffle, 5, 2, 6, true, 0.5, lambda},    // l = 2, 3 epochs
@@ -544,10 +550,11 @@ TEST(NeighboursExact, LastIterateEveryOrder) {
                              Shape{Sampling::shuffle, 6, 4, 4, false, 0.5, lambda},   // add/remove, partial kept
                              Shape{Sampling::fixed, 4, 2, 3, true, 0.5, lambda},
                              Shape{Sampling::poisson, 4, 2, 3, true, 0.5, lambda}})
-        last_iterate({sh.sampling, sh.n, sh.b, sh.T, sh.drop_last, sh.s, lambda}, a, t);
+        if (hsdp::testing::keep_cell(shape++ + (lambda > 0) + (a == Adjacency::remove), 2))
+          last_iterate({sh.sampling, sh.n, sh.b, sh.T, sh.drop_last, sh.s, lambda}, a, t);
     }
   }
-  expect_clean(t, 100);
+  expect_clean(t, hsdp::testing::repetitions(100, 50));
 }
 
 // The coupling's conditions: shuffled add/remove is refused exactly when b divides n or n + 1

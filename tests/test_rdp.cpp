@@ -7,12 +7,15 @@
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
 #include <cmath>
+#include <cstddef>
+#include <iterator>
 #include <limits>
 #include <vector>
 
 #include "hsdp/divergence/rdp.hpp"
 #include "hsdp/errors.hpp"
 #include "hsdp/numerics/quadrature.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -46,10 +49,19 @@ const double kAlphas[] = {1.5, 2, 3.7, 10, 64, 256};
 const double kQs[] = {1e-4, 0.01, 0.2, 1};
 const double kSigmas[] = {0.5, 1, 4, 20};
 
+// The grids below under the sanitizers (hsdp::testing::keep_cell): a stratified subset, each
+// sigma regime, each q, integer and fractional orders kept, only repetitions inside a regime
+// dropped. The sanitizers check memory and undefined behaviour on these paths (the 50-digit
+// quadrature costs ~5 ms a piece there); the Release build checks the values on the full grid.
+using hsdp::testing::keep_cell;
+
 TEST(SampledGaussian, MatchesQuadratureTo1e9) {
-  for (double sigma : kSigmas)
-    for (double q : kQs)
-      for (double alpha : kAlphas) {
+  for (std::size_t is = 0; is < std::size(kSigmas); ++is)
+    for (std::size_t iq = 0; iq < std::size(kQs); ++iq)
+      for (std::size_t ia = 0; ia < std::size(kAlphas); ++ia) {
+        // Sanitizers: one order per (sigma, q), each sigma meeting integer and fractional ones.
+        if (!keep_cell(is + iq + ia, std::size(kAlphas))) continue;
+        const double sigma = kSigmas[is], q = kQs[iq], alpha = kAlphas[ia];
         const double ref = reference(alpha, q, sigma, alpha);
         const double v = hsdp::div::s_alpha(alpha, q, sigma);
         EXPECT_NEAR(v, ref, 1e-9 * ref) << "alpha=" << alpha << " q=" << q << " sigma=" << sigma;
@@ -59,9 +71,13 @@ TEST(SampledGaussian, MatchesQuadratureTo1e9) {
 // Small sigma, fractional orders: the alternating MTZ series cancels catastrophically (or
 // fails outright) there, and the quadrature of A - 1 takes over (docs/rdp.md).
 TEST(SampledGaussian, SmallSigmaFractionalMatchesQuadrature) {
-  for (double sigma : {0.2, 0.3})
-    for (double q : {1e-3, 0.05, 0.9})
-      for (double alpha : {1.1, 2.06, 5.5, 33.3}) {
+  const double sigmas[] = {0.2, 0.3}, qs[] = {1e-3, 0.05, 0.9}, alphas[] = {1.1, 2.06, 5.5, 33.3};
+  for (std::size_t is = 0; is < std::size(sigmas); ++is)
+    for (std::size_t iq = 0; iq < std::size(qs); ++iq)
+      for (std::size_t ia = 0; ia < std::size(alphas); ++ia) {
+        // Sanitizers: one order per (sigma, q); every order is still met (keep_cell above).
+        if (!keep_cell(is + iq + ia, std::size(alphas))) continue;
+        const double sigma = sigmas[is], q = qs[iq], alpha = alphas[ia];
         const double ref = reference(alpha, q, sigma, alpha);
         const double v = hsdp::div::s_alpha(alpha, q, sigma);
         EXPECT_NEAR(v, ref, 1e-9 * ref) << "alpha=" << alpha << " q=" << q << " sigma=" << sigma;
@@ -72,9 +88,13 @@ TEST(SampledGaussian, SmallSigmaFractionalMatchesQuadrature) {
 // up to 1e5 terms; the series is given 200 terms and the quadrature of A - 1 takes over
 // (docs/rdp.md). shifted-renyi evaluates these orders exactly (no chord to alpha = 2).
 TEST(SampledGaussian, FractionalBelowTwoMatchesQuadrature) {
-  for (double sigma : {0.05, 0.2, 0.36})
-    for (double q : {1e-4, 0.1, 0.9})
-      for (double alpha : {1.1, 1.7}) {
+  const double sigmas[] = {0.05, 0.2, 0.36}, qs[] = {1e-4, 0.1, 0.9}, alphas[] = {1.1, 1.7};
+  for (std::size_t is = 0; is < std::size(sigmas); ++is)
+    for (std::size_t iq = 0; iq < std::size(qs); ++iq)
+      for (std::size_t ia = 0; ia < std::size(alphas); ++ia) {
+        // Sanitizers: one of the two orders per (sigma, q) (keep_cell above).
+        if (!keep_cell(is + iq + ia, std::size(alphas))) continue;
+        const double sigma = sigmas[is], q = qs[iq], alpha = alphas[ia];
         const double ref = reference(alpha, q, sigma, alpha);
         const double v = hsdp::div::s_alpha(alpha, q, sigma);
         EXPECT_NEAR(v, ref, 1e-9 * ref) << "alpha=" << alpha << " q=" << q << " sigma=" << sigma;
@@ -82,11 +102,15 @@ TEST(SampledGaussian, FractionalBelowTwoMatchesQuadrature) {
 }
 
 // MTZ 2019 Sec. 3.3: for Poisson add/remove the direction D((1-q)N0 + qN1 || N0) is the
-// larger one (ERRATA 2). Checked on the whole grid by quadrature of both directions.
+// larger one (ERRATA 2). Checked on the whole grid (Release) by quadrature of both directions.
 TEST(SampledGaussian, ReverseDirectionIsSmaller) {
-  for (double sigma : kSigmas)
-    for (double q : {1e-4, 0.01, 0.2, 0.9})
-      for (double alpha : kAlphas) {
+  const double qs[] = {1e-4, 0.01, 0.2, 0.9};
+  for (std::size_t is = 0; is < std::size(kSigmas); ++is)
+    for (std::size_t iq = 0; iq < std::size(qs); ++iq)
+      for (std::size_t ia = 0; ia < std::size(kAlphas); ++ia) {
+        // Sanitizers: one order per (sigma, q), as in MatchesQuadratureTo1e9 (keep_cell above).
+        if (!keep_cell(is + iq + ia, std::size(kAlphas))) continue;
+        const double sigma = kSigmas[is], q = qs[iq], alpha = kAlphas[ia];
         if (sigma == 0.5 && alpha > 64) continue;  // reverse integrand ~e^{-huge}: trivially small
         const double fwd = reference(alpha, q, sigma, alpha);
         const double rev = reference(alpha, q, sigma, -(alpha - 1));
