@@ -466,6 +466,10 @@ std::vector<StrongClass> strong_epoch_classes(std::int64_t J, std::int64_t k, st
     c.weight = static_cast<double>(static_cast<long double>(c.weight) - take);
     excess -= take;
   }
+  // A deficit (the weights summing below 1: not expected, the pmf is accurate to ~1e-16 and
+  // every bound rounds up) would drop probability; it goes to the largest m, the least private
+  // class, so the weights never sum below 1.
+  if (excess < 0.0L) out.back().weight += static_cast<double>(-excess);
   std::erase_if(out, [](const StrongClass& c) { return c.weight <= 0.0; });
   return out;
 }
